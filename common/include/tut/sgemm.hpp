@@ -1,0 +1,275 @@
+/// @file sgemm.hpp
+/// @brief The SGEMM track's shared plumbing: the variant interface, references,
+/// tolerance, and the driver every SGEMM lesson's main() calls.
+///
+/// Conventions for the whole track:
+/// - C = A * B with A, B, C square N x N single-precision matrices, **row-major**:
+///   element (i, j) is at `M[i * N + j]` (the course slides' `IX(i,j)`).
+///   Row i of C is computed from row i of A and column j of B.
+/// - A lesson exposes its kernels as tut::sgemm::Variant: a name and a host function
+///   `run(n, A, B, C)` taking device pointers. run() must throw tut::Unsupported,
+///   before launching anything, for an n the lesson cannot compute.
+/// - All lessons support 1 <= N <= kMaxN unless their README says otherwise.
+#pragma once
+
+#include "buffer.hpp"
+#include "check.hpp"
+#include "compare.hpp"
+#include "lesson.hpp"
+#include "nvtx.hpp"
+#include "random.hpp"
+#include "report.hpp"
+#include "timer.hpp"
+
+#include "check_cublas.hpp"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace tut::sgemm {
+
+/// Largest N any SGEMM lesson claims: 3 matrices of 256 MiB, and n*n far from the
+/// 32-bit index limit (46340^2). The checks run every lesson at this size.
+inline constexpr int kMaxN = 8192;
+
+/// Computes C = A * B for n x n row-major device matrices. Throws tut::Unsupported for an unsupported n.
+using Launcher = void (*)(int n, const float* A, const float* B, float* C);
+
+struct Variant {
+    std::string name;            ///< e.g. "tile=16"; unique within the lesson
+    Launcher run = nullptr;
+    const void* kernel = nullptr;  ///< the kernel, for the registers / shared memory report (optional)
+    /// Unit roundoff of the inputs as the hardware sees them: 0 for FP32,
+    /// 2^-11 for TF32 tensor cores (10 explicit mantissa bits).
+    double input_roundoff = 0;
+};
+
+/// Throws Unsupported unless 1 <= n <= kMaxN and n is a multiple of `multiple`.
+inline void require_size(int n, int multiple = 1, const char* why = nullptr) {
+    if (n < 1 || n > kMaxN)
+        throw Unsupported("N = " + std::to_string(n) + " is outside 1.." + std::to_string(kMaxN));
+    if (n % multiple != 0)
+        throw Unsupported("N = " + std::to_string(n) + " is not a multiple of " + std::to_string(multiple) +
+                          (why ? std::string(" (") + why + ")" : std::string()));
+}
+
+/// 2 N^3 flops: N^2 dot products of length N, one multiply and one add per term.
+inline double gflops(int n, double ms) { return 2.0 * n * n * double(n) / (ms * 1e-3) / 1e9; }
+
+/// Allowed error per element, as a multiple of (|A| |B|)_ij = sum_k |a_ik b_kj|.
+///
+/// FP32 accumulation of a length-n dot product: the probabilistic bound of Higham and
+/// Mary (SIAM J. Sci. Comput. 41(5), 2019) gives |error| <= lambda sqrt(n) u (|A||B|)_ij
+/// with high probability, u = 2^-24; we take lambda = 4. Against an FP32 reference
+/// (cuBLAS) both sides carry such an error, hence the factor 2. TF32 inputs add a
+/// deterministic 2 u_in per product (each factor rounded once).
+inline double tolerance(int n, const Variant& v, bool reference_is_fp32) {
+    const double u = std::ldexp(1.0, -24);
+    return 2.0 * v.input_roundoff + 4.0 * std::sqrt(double(n)) * u * (reference_is_fp32 ? 2.0 : 1.0);
+}
+
+/// Exact-ish reference on the CPU in double: C = A * B and scale = |A| |B|. O(n^3): small n only.
+inline void reference_cpu(int n, const std::vector<float>& A, const std::vector<float>& B, std::vector<double>& C,
+                          std::vector<double>& scale) {
+    C.assign(size_t(n) * n, 0.0);
+    scale.assign(size_t(n) * n, 0.0);
+    for (int i = 0; i < n; ++i)
+        for (int k = 0; k < n; ++k) {
+            const double a = A[size_t(i) * n + k];
+            const float* brow = &B[size_t(k) * n];
+            double* crow = &C[size_t(i) * n];
+            double* srow = &scale[size_t(i) * n];
+            for (int j = 0; j < n; ++j) {
+                crow[j] += a * brow[j];
+                srow[j] += std::fabs(a * brow[j]);
+            }
+        }
+}
+
+/// A cuBLAS handle in strict FP32 (no tensor cores), with the row-major trick:
+/// cuBLAS is column-major, and a row-major matrix read column-major is its transpose.
+/// So row-major C = A B is column-major C^T = B^T A^T: pass B first, then A.
+class Cublas {
+  public:
+    Cublas() {
+        TUT_CUBLAS(cublasCreate(&handle_));
+        TUT_CUBLAS(cublasSetMathMode(handle_, CUBLAS_PEDANTIC_MATH));
+    }
+    ~Cublas() { cublasDestroy(handle_); }
+    Cublas(const Cublas&) = delete;
+    Cublas& operator=(const Cublas&) = delete;
+    void sgemm(int n, const float* A, const float* B, float* C) {
+        const float one = 1.0f, zero = 0.0f;
+        TUT_CUBLAS(cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, B, n, A, n, &zero, C, n));
+    }
+    cublasHandle_t handle() { return handle_; }
+
+  private:
+    cublasHandle_t handle_ = nullptr;
+};
+
+/// Reference data for one size: random A and B, and what a correct C must be near.
+struct Problem {
+    int n = 0;
+    std::vector<float> A, B;
+    DeviceBuffer<float> dA, dB;
+    /// Reference C and the error scale |A||B|, element by element (host, double).
+    std::vector<double> C_ref, scale;
+    bool reference_is_fp32 = false;  ///< true when C_ref came from cuBLAS rather than the CPU in double
+
+    Problem(int n_, uint64_t seed) : n(n_) {
+        const size_t count = size_t(n) * n;
+        A = random_vector<float>(count, seed);
+        B = random_vector<float>(count, seed + 1);
+        dA = DeviceBuffer<float>(A);
+        dB = DeviceBuffer<float>(B);
+    }
+
+    /// Sizes up to this get the CPU reference in double; larger ones cuBLAS FP32.
+    static constexpr int kCpuReferenceMaxN = 512;
+
+    /// Computes C_ref and scale (once).
+    void prepare_reference(Cublas& cublas) {
+        if (!C_ref.empty()) return;
+        if (n <= kCpuReferenceMaxN) {
+            reference_cpu(n, A, B, C_ref, scale);
+            return;
+        }
+        const size_t count = size_t(n) * n;
+        DeviceBuffer<float> dC(count);
+        cublas.sgemm(n, dA.get(), dB.get(), dC.get());
+        std::vector<float> c = dC.download();
+        C_ref.assign(c.begin(), c.end());
+        std::vector<float> absA(count), absB(count);
+        for (size_t i = 0; i < count; ++i) {
+            absA[i] = std::fabs(A[i]);
+            absB[i] = std::fabs(B[i]);
+        }
+        DeviceBuffer<float> dAbsA(absA), dAbsB(absB);
+        cublas.sgemm(n, dAbsA.get(), dAbsB.get(), dC.get());
+        std::vector<float> s = dC.download();
+        scale.assign(s.begin(), s.end());
+        reference_is_fp32 = true;
+    }
+
+    /// Compares a device result with the reference.
+    Comparison check(const Variant& v, const DeviceBuffer<float>& dC) const {
+        std::vector<float> c = dC.download();
+        return compare(c.data(), C_ref.data(), c.size(), tolerance(n, v, reference_is_fp32), scale.data());
+    }
+};
+
+/// Registers and static shared memory of a variant's kernel, or {-1, -1} if unknown.
+inline std::pair<int, int> kernel_resources(const Variant& v) {
+    if (!v.kernel) return {-1, -1};
+    cudaFuncAttributes attr{};
+    TUT_CUDA(cudaFuncGetAttributes(&attr, v.kernel));
+    return {attr.numRegs, static_cast<int>(attr.sharedSizeBytes)};
+}
+
+/// The main() of every SGEMM lesson: parse options, run the cuBLAS baseline and each
+/// variant, check it, time it, print the table and append JSON records.
+inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std::vector<Variant>& variants,
+                       int default_n = 4096) {
+    Cli cli(info.lesson, std::string(info.title) + "\nComputes C = A*B for N x N row-major float matrices.");
+    int n = default_n;
+    cli.add_int("n", &n, "matrix size N", 1, kMaxN);
+    RunOptions run;
+    add_run_options(cli, run);
+    cli.parse_or_exit(argc, argv);
+    finish_run_options(run);
+    if (!run.variant.empty()) {
+        bool found = false;
+        for (auto& v : variants) found |= v.name == run.variant;
+        if (!found) {
+            std::fprintf(stderr, "%s: error: no variant named '%s'; this lesson has:", info.lesson, run.variant.c_str());
+            for (auto& v : variants) std::fprintf(stderr, " %s", v.name.c_str());
+            std::fprintf(stderr, "\n");
+            return kUsageExitCode;
+        }
+    }
+    require_gpu(info.lesson);
+
+    return guarded_main(info.lesson, [&] {
+        const DeviceFacts dev = device_facts();
+        print_device_banner(dev);
+        const size_t count = size_t(n) * n;
+        if (auto why = device_memory_shortfall(6 * count * sizeof(float)); !why.empty())
+            throw Unsupported("N = " + std::to_string(n) + " " + why);
+
+        Problem p(n, static_cast<uint64_t>(run.seed));
+        DeviceBuffer<float> dC(count);
+        Cublas cublas;
+        const TimingOptions timing{run.warmup, run.repeats, false};
+
+        double library_gflops = NAN;
+        if (!run.profile) {
+            NvtxRange range(std::string(info.track) + "/" + info.lesson + "/cublas");
+            Timing t = time_gpu([&] { cublas.sgemm(n, p.dA.get(), p.dB.get(), dC.get()); }, timing);
+            library_gflops = gflops(n, t.median_ms);
+        }
+        if (run.check()) p.prepare_reference(cublas);
+
+        std::printf("\n%s/%s: %s  (N = %d, median of %d runs)\n", info.track, info.lesson, info.title, n, run.repeats);
+        Table table({"variant", "regs", "smem B", "time ms", "GFLOP/s", "% cuBLAS", "% peak", "speedup", "check"});
+        bool all_ok = true;
+        double previous_ms = NAN;
+        for (const Variant& v : variants) {
+            if (!run.variant.empty() && v.name != run.variant) continue;
+            const std::string range_name = std::string(info.track) + "/" + info.lesson + "/" + v.name;
+            std::string verdict = "skipped";
+            if (run.check()) {
+                dC.poison();
+                v.run(n, p.dA.get(), p.dB.get(), dC.get());
+                TUT_CUDA(cudaDeviceSynchronize());
+                Comparison c = p.check(v, dC);
+                verdict = c.ok() ? fmt("ok (%.1e)", c.rel_l2_error) : "FAILED";
+                if (!c.ok()) {
+                    all_ok = false;
+                    std::fprintf(stderr, "%s [%s] N=%d: %s\n", info.lesson, v.name.c_str(), n, c.describe().c_str());
+                }
+            }
+            Timing t;
+            {
+                NvtxRange range(range_name);
+                t = time_gpu([&] { v.run(n, p.dA.get(), p.dB.get(), dC.get()); }, timing);
+            }
+            auto [regs, smem] = kernel_resources(v);
+            Record r;
+            r.track = info.track;
+            r.lesson = info.lesson;
+            r.variant = v.name;
+            r.size = std::to_string(n);
+            r.value = gflops(n, t.median_ms);
+            r.unit = "GFLOP/s";
+            r.time_ms = t.median_ms;
+            r.library = "cublasSgemm FP32 (pedantic)";
+            r.library_value = library_gflops;
+            r.peak = "FP32 peak from clocks";
+            r.peak_value = dev.fp32_peak_gflops;
+            r.checked = run.check() && verdict != "FAILED";
+            r.extra.add("registers", regs).add("static_shared_bytes", smem).add("check", verdict);
+            table.add_row({v.name, regs >= 0 ? std::to_string(regs) : "-", smem >= 0 ? std::to_string(smem) : "-",
+                           fmt("%.3f", t.median_ms), fmt("%.0f", r.value), percent(r.ratio_to_library()),
+                           percent(r.ratio_to_peak()),
+                           std::isfinite(previous_ms) ? fmt("%.2fx", previous_ms / t.median_ms) : "-", verdict});
+            previous_ms = t.median_ms;
+            if (!append_json_line(run.json, r.json()))
+                std::fprintf(stderr, "%s: warning: could not append to %s\n", info.lesson, run.json.c_str());
+        }
+        if (std::isfinite(library_gflops))
+            table.add_row({"cuBLAS (reference)", "-", "-", fmt("%.3f", gflops(n, 1.0) / library_gflops * 1.0),
+                           fmt("%.0f", library_gflops), "100.0%", percent(library_gflops / dev.fp32_peak_gflops), "-",
+                           "-"});
+        table.print();
+        return all_ok ? 0 : 1;
+    });
+}
+
+}  // namespace tut::sgemm
+
+namespace lesson {
+/// Defined by each SGEMM lesson (lessons/sgemm/*/ and solutions/sgemm/*/); the checks call it.
+std::vector<tut::sgemm::Variant> sgemm_variants();
+}  // namespace lesson
