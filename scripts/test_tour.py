@@ -1,0 +1,39 @@
+"""CPU tests of the tour's table logic."""
+import sys
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tour  # noqa: E402
+
+
+def rec(lesson, variant, value, track="sgemm"):
+    return {"track": track, "lesson": lesson, "variant": variant, "size": "4096", "value": value, "unit": "GFLOP/s",
+            "time_ms": 1.0, "ratio_to_library": value / 100.0, "ratio_to_peak": value / 200.0}
+
+
+class Progression(unittest.TestCase):
+    def test_speedup_is_best_over_previous_best(self):
+        rows = tour.progression_table("sgemm", [rec("01_naive", "a", 10), rec("02_x", "b", 20), rec("02_x", "c", 40)])
+        self.assertEqual(rows[0][-1], "- *")
+        self.assertEqual(rows[1][-1], "-")
+        self.assertEqual(rows[2][-1], "4.00x *")
+        self.assertEqual(rows[2][5], "40.0%")
+
+    def test_baselines_do_not_count_as_steps(self):
+        rows = tour.progression_table("cg", [rec("00_eigen", "cpu", 5, "cg"), rec("01_sample", "gpu", 10, "cg"),
+                                             rec("02_jacobi", "gpu", 30, "cg")])
+        self.assertEqual(rows[1][-1], "- *")
+        self.assertEqual(rows[2][-1], "3.00x *")
+
+    def test_missing_values(self):
+        rows = tour.progression_table("x", [{"track": "x", "lesson": "01", "variant": "v", "value": None}])
+        self.assertEqual(rows[0][4].strip(), "-")
+
+    def test_gpu_file_name(self):
+        self.assertEqual(tour.gpu_file_name("NVIDIA H200"), "NVIDIA_H200.json")
+        self.assertEqual(tour.gpu_file_name("NVIDIA H100 80GB HBM3"), "NVIDIA_H100_80GB_HBM3.json")
+
+
+if __name__ == "__main__":
+    unittest.main()

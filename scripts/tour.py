@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""The tour: build every solution, run each at its default size on the GPU, print the
+progression table of each track and write results/<gpu>.json.
+
+usage: scripts/tour.py [--build-dir build] [--tracks sgemm,bandwidth] [--results-dir results]
+                       [--no-build] [--no-docs]
+
+Per track the table shows, lesson by lesson: time, value (GFLOP/s, GB/s, solves/s),
+% of the library (cuBLAS, cudaMemcpy, CUB, Eigen) and % of the hardware peak, both
+from the same run, and the speedup of each lesson's best variant over the previous
+lesson's best. The JSON holds, at the top, gpu, cuda, date and the device's ceilings,
+then one record per lesson variant (see common/include/tut/report.hpp). Afterwards the
+SVG plots (docs/plots/) and the README's results table are regenerated from it.
+Without a GPU it says so and exits 77.
+"""
+import argparse
+import json
+import math
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SKIP_EXIT = 77
+
+
+def sh(cmd, **kw):
+    print("+", " ".join(str(c) for c in cmd), flush=True)
+    return subprocess.run([str(c) for c in cmd], **kw)
+
+
+def gpu_file_name(gpu):
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", gpu).strip("_") + ".json"
+
+
+def fmt_value(v, digits=0):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if abs(v) >= 100 or digits == 0 and abs(v) >= 10:
+        return f"{v:,.0f}"
+    return f"{v:.3g}"
+
+
+def fmt_pct(r):
+    return "-" if r is None else f"{100 * r:.1f}%"
+
+
+def best_by_lesson(records):
+    best = {}
+    for r in records:
+        v = r.get("value")
+        if v is None:
+            continue
+        key = r["lesson"]
+        if key not in best or v > best[key]["value"]:
+            best[key] = r
+    return best
+
+
+def progression_table(track, records):
+    """Rows for one track: every variant, with the speedup of each lesson's best over the previous lesson's best."""
+    best = best_by_lesson(records)
+    lessons = []
+    for r in records:
+        if r["lesson"] not in lessons:
+            lessons.append(r["lesson"])
+    rows = []
+    prev_best = None
+    for lesson in lessons:
+        b = best.get(lesson)
+        for r in (x for x in records if x["lesson"] == lesson):
+            speedup = "-"
+            if r is b and prev_best is not None and prev_best.get("value") and not lesson.startswith("00"):
+                speedup = f"{r['value'] / prev_best['value']:.2f}x"
+            rows.append([lesson, r.get("variant", ""), str(r.get("size", "")),
+                         fmt_value(r.get("time_ms"), 3) if r.get("time_ms") is not None else "-",
+                         f"{fmt_value(r.get('value'))} {r.get('unit', '')}",
+                         fmt_pct(r.get("ratio_to_library")), fmt_pct(r.get("ratio_to_peak")),
+                         speedup + (" *" if r is b else "")])
+        if b is not None and not lesson.startswith("00"):  # 00_* are baselines, not steps
+            prev_best = b
+    return rows
+
+
+def print_table(title, header, rows):
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    print(f"\n{title}")
+    line = lambda r: "  ".join(c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+    print(line(header))
+    print("  ".join("-" * w for w in widths))
+    for r in rows:
+        print(line(r))
+
+
+def print_tour(results):
+    records = results["records"]
+    tracks = []
+    for r in records:
+        if r["track"] not in tracks:
+            tracks.append(r["track"])
+    d = results.get("device", {})
+    print(f"\n=== Tour on {results['gpu']} | CUDA {results['cuda']} | {results['date']} ===")
+    print(f"FP32 peak {fmt_value(d.get('fp32_peak_gflops'))} GFLOP/s | DRAM {fmt_value(d.get('dram_peak_gbs'))} GB/s "
+          f"theoretical, {fmt_value(d.get('measured_d2d_gbs'))} GB/s measured (cudaMemcpy D2D, read + write)")
+    header = ["lesson", "variant", "size", "time ms", "value", "% library", "% peak", "speedup"]
+    for t in tracks:
+        recs = [r for r in records if r["track"] == t]
+        libs = sorted({r.get("library", "") for r in recs if r.get("library")})
+        print_table(f"[{t}] library: {', '.join(libs) or '-'}   (* = best variant of the lesson; speedup over the "
+                    f"previous lesson's best)", header, progression_table(t, recs))
+    if results.get("failures"):
+        print("\nFAILED runs:")
+        for f in results["failures"]:
+            print(f"  {f['track']}/{f['lesson']}: {f['why']}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build-dir", default=str(REPO / "build"))
+    ap.add_argument("--tracks", default="", help="comma-separated subset of tracks (default: all built)")
+    ap.add_argument("--results-dir", default=str(REPO / "results"))
+    ap.add_argument("--no-build", action="store_true", help="use the binaries already in --build-dir")
+    ap.add_argument("--no-docs", action="store_true", help="do not regenerate the plots and the README table")
+    ap.add_argument("--timeout", type=int, default=300, help="seconds per lesson run")
+    args = ap.parse_args(argv)
+    build = Path(args.build_dir)
+
+    if not args.no_build:
+        if not (build / "CMakeCache.txt").exists():
+            gen = ["-G", "Ninja"] if shutil.which("ninja") else []
+            if sh(["cmake", "-S", REPO, "-B", build, *gen]).returncode:
+                return 1
+    manifest = json.loads((build / "tut_manifest.json").read_text())
+    tracks = [t for t in args.tracks.split(",") if t]
+    entries = [e for e in manifest if e["tree"] == "solutions" and (not tracks or e["track"] in tracks)]
+    if not args.no_build:
+        targets = ["device_info"] + [e["target"] for e in entries]
+        if sh(["cmake", "--build", build, "--target", *targets]).returncode:
+            return 1
+
+    info = subprocess.run([str(build / "device_info")], capture_output=True, text=True)
+    if info.returncode == SKIP_EXIT:
+        print(info.stderr.strip() or "SKIPPED: no CUDA GPU")
+        print("SKIPPED: the tour runs every solution on the GPU, and no CUDA GPU is usable here (exit 77).")
+        return SKIP_EXIT
+    if info.returncode != 0:
+        print(info.stdout, info.stderr)
+        return 1
+    device = json.loads(info.stdout)
+
+    jsonl = build / "tour_records.jsonl"
+    jsonl.unlink(missing_ok=True)
+    failures = []
+    t0 = time.time()
+    for e in entries:
+        name = f"{e['track']}/{e['lesson']}"
+        print(f"\n##### {name} #####", flush=True)
+        cmd = [e["exe"], "--json", str(jsonl), *e.get("tour_args", [])]
+        try:
+            p = sh(cmd, timeout=args.timeout)
+            if p.returncode != 0:
+                failures.append({"track": e["track"], "lesson": e["lesson"], "why": f"exit code {p.returncode}"})
+        except subprocess.TimeoutExpired:
+            failures.append({"track": e["track"], "lesson": e["lesson"], "why": f"timed out after {args.timeout} s"})
+    print(f"\n(tour ran {len(entries)} programs in {time.time() - t0:.0f} s)")
+
+    records = [json.loads(line) for line in jsonl.read_text().splitlines() if line.strip()] if jsonl.exists() else []
+    results = {"gpu": device["gpu"], "cuda": device["cuda"], "date": device["date"], "device": device,
+               "records": records, "failures": failures}
+    out_dir = Path(args.results_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / gpu_file_name(device["gpu"])
+    if tracks and out.exists():  # a partial tour updates only its tracks' records
+        old = json.loads(out.read_text())
+        kept = [r for r in old.get("records", []) if r["track"] not in tracks]
+        results["records"] = kept + records
+    out.write_text(json.dumps(results, indent=1) + "\n")
+    print_tour(results)
+    print(f"\nwrote {out}")
+
+    if not args.no_docs:
+        for script, extra in (("plots.py", ["--out", REPO / "docs" / "plots"]), ("readme_table.py", [REPO / "README.md"])):
+            if (REPO / "scripts" / script).exists():
+                sh([sys.executable, REPO / "scripts" / script, out, *extra])
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
