@@ -9,6 +9,8 @@
 /// - A lesson exposes its kernels as tut::sgemm::Variant: a name and a host function
 ///   `run(n, A, B, C)` taking device pointers. run() must throw tut::Unsupported,
 ///   before launching anything, for an n the lesson cannot compute.
+/// - Lesson 02, which is about getting the data there and back, exposes whole
+///   host-to-host pipelines instead: tut::sgemm::HostVariant, run by host_lesson_main().
 /// - All lessons support 1 <= N <= kMaxN unless their README says otherwise.
 #pragma once
 
@@ -23,7 +25,11 @@
 
 #include "check_cublas.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -170,15 +176,24 @@ inline std::pair<int, int> kernel_resources(const Variant& v) {
 
 /// The main() of every SGEMM lesson: parse options, run the cuBLAS baseline and each
 /// variant, check it, time it, print the table and append JSON records.
+/// `supported_n`, when not empty, lists the only sizes the lesson computes (lesson 03
+/// compiles N in); any other --n is a usage error (exit 2) before the GPU is touched.
 inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std::vector<Variant>& variants,
-                       int default_n = 4096) {
+                       int default_n = 4096, const std::vector<int>& supported_n = {}) {
     Cli cli(info.lesson, std::string(info.title) + "\nComputes C = A*B for N x N row-major float matrices.");
     int n = default_n;
-    cli.add_int("n", &n, "matrix size N", 1, kMaxN);
+    std::string sizes_text;
+    for (int s : supported_n) sizes_text += " " + std::to_string(s);
+    cli.add_int("n", &n, supported_n.empty() ? "matrix size N" : "matrix size N, one of" + sizes_text, 1, kMaxN);
     RunOptions run;
     add_run_options(cli, run);
     cli.parse_or_exit(argc, argv);
     finish_run_options(run);
+    if (!supported_n.empty() && std::find(supported_n.begin(), supported_n.end(), n) == supported_n.end()) {
+        std::fprintf(stderr, "%s: error: --n %d is not supported; this lesson is compiled for N =%s only\n\n%s",
+                     info.lesson, n, sizes_text.c_str(), cli.usage().c_str());
+        return kUsageExitCode;
+    }
     if (!run.variant.empty()) {
         bool found = false;
         for (auto& v : variants) found |= v.name == run.variant;
@@ -267,9 +282,191 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
     });
 }
 
+// ---------------------------------------------------------------------------------------
+// Host-to-host pipelines (lesson 02): the lesson owns allocation and transfers, and the
+// measure is the wall clock of the whole job, not the kernel alone.
+
+/// Wall-clock milliseconds of each stage of one host-to-host SGEMM pipeline.
+struct PipelineTimes {
+    double allocate = 0;  ///< host and device buffers
+    double fill = 0;      ///< the host writes A and B into the pipeline's input buffers
+    double to_gpu = 0;    ///< copies (or prefetches) of the inputs to the GPU
+    double kernel = 0;    ///< the SGEMM kernel, page faults included for managed memory
+    double to_host = 0;   ///< the copy (or prefetch) of C back to the host
+    double read = 0;      ///< the host reads C out of the pipeline's output buffer
+    double release = 0;   ///< freeing everything
+    double total() const { return allocate + fill + to_gpu + kernel + to_host + read + release; }
+};
+
+/// Times consecutive pipeline stages with the host clock. end(stage) waits for all GPU
+/// work (cudaDeviceSynchronize) and charges the time since the previous end() to that
+/// stage, so asynchronous work counts in the stage that enqueued it. With a null target
+/// it still synchronizes: a pipeline behaves the same whether it is timed or not.
+class StageClock {
+  public:
+    explicit StageClock(PipelineTimes* times) : times_(times), last_(Clock::now()) {}
+    void end(double PipelineTimes::*stage) {
+        TUT_CUDA(cudaDeviceSynchronize());
+        const Clock::time_point now = Clock::now();
+        if (times_) times_->*stage += std::chrono::duration<double, std::milli>(now - last_).count();
+        last_ = now;
+    }
+
+  private:
+    using Clock = std::chrono::steady_clock;
+    PipelineTimes* times_;
+    Clock::time_point last_;
+};
+
+/// Computes C = A * B for n x n row-major matrices in ordinary (pageable) HOST memory,
+/// doing the whole job: allocate, fill, move, compute, move back, read, free. `times`
+/// (may be null) receives each stage's wall time. Throws tut::Unsupported, before
+/// allocating anything, for an n it cannot compute or that would not fit on the GPU.
+using HostLauncher = void (*)(int n, const float* A, const float* B, float* C, PipelineTimes* times);
+
+struct HostVariant {
+    std::string name;  ///< e.g. "explicit, pinned"; unique within the lesson
+    HostLauncher run = nullptr;
+};
+
+/// What a host-pipeline lesson reports after its table (lesson 02: copy bandwidth).
+using AfterPipelines = std::function<void(const RunOptions& run, int n)>;
+
+/// The main() of a host-pipeline lesson: like lesson_main(), but each variant is timed
+/// with the host clock around its whole pipeline (median of --repeats; the stage columns
+/// are those of the median run), and checked on the host against the same references.
+/// The cuBLAS kernel alone is the library figure: what the arithmetic costs at best.
+inline int host_lesson_main(int argc, char** argv, const LessonInfo& info, const std::vector<HostVariant>& variants,
+                            int default_n = 4096, const AfterPipelines& after = {}) {
+    Cli cli(info.lesson, std::string(info.title) +
+                             "\nComputes C = A*B for N x N row-major float matrices held in host memory, "
+                             "timing the whole job by the wall clock.");
+    int n = default_n;
+    cli.add_int("n", &n, "matrix size N", 1, kMaxN);
+    RunOptions run;
+    run.warmup = 1;   // a pipeline takes tenths of a second: one untimed run loads the module and warms the driver
+    run.repeats = 5;
+    add_run_options(cli, run);
+    cli.parse_or_exit(argc, argv);
+    finish_run_options(run);
+    if (!run.variant.empty()) {
+        bool found = false;
+        for (auto& v : variants) found |= v.name == run.variant;
+        if (!found) {
+            std::fprintf(stderr, "%s: error: no variant named '%s'; this lesson has:", info.lesson, run.variant.c_str());
+            for (auto& v : variants) std::fprintf(stderr, " '%s'", v.name.c_str());
+            std::fprintf(stderr, "\n");
+            return kUsageExitCode;
+        }
+    }
+    require_gpu(info.lesson);
+
+    return guarded_main(info.lesson, [&] {
+        const DeviceFacts dev = device_facts();
+        print_device_banner(dev);
+        const size_t count = size_t(n) * n;
+        // The reference's inputs and temporaries on the device, plus one pipeline's three matrices.
+        if (auto why = device_memory_shortfall(6 * count * sizeof(float)); !why.empty())
+            throw Unsupported("N = " + std::to_string(n) + " " + why);
+
+        Problem p(n, static_cast<uint64_t>(run.seed));
+        Cublas cublas;
+        double library_ms = NAN;
+        if (!run.profile) {
+            DeviceBuffer<float> dC(count);
+            NvtxRange range(std::string(info.track) + "/" + info.lesson + "/cublas");
+            library_ms = time_gpu([&] { cublas.sgemm(n, p.dA.get(), p.dB.get(), dC.get()); },
+                                  TimingOptions{3, 10, false})
+                             .median_ms;
+        }
+        if (run.check()) p.prepare_reference(cublas);
+        const double tol = tolerance(n, Variant{}, p.reference_is_fp32);
+
+        std::printf("\n%s/%s: %s  (N = %d, wall clock, median of %d runs)\n", info.track, info.lesson, info.title, n,
+                    run.repeats);
+        Table table({"pipeline", "alloc", "fill", "to GPU", "kernel", "to host", "read", "free", "wall ms",
+                     "GFLOP/s", "vs first", "check"});
+        std::vector<float> hC(count);
+        bool all_ok = true;
+        double first_ms = NAN;
+        for (const HostVariant& v : variants) {
+            if (!run.variant.empty() && v.name != run.variant) continue;
+            std::string verdict = "skipped";
+            PipelineTimes median;
+            try {
+                if (run.check()) {
+                    std::fill(hC.begin(), hC.end(), std::numeric_limits<float>::quiet_NaN());
+                    v.run(n, p.A.data(), p.B.data(), hC.data(), nullptr);
+                    Comparison c = compare(hC.data(), p.C_ref.data(), count, tol, p.scale.data());
+                    verdict = c.ok() ? fmt("ok (%.1e)", c.rel_l2_error) : "FAILED";
+                    if (!c.ok()) {
+                        all_ok = false;
+                        std::fprintf(stderr, "%s [%s] N=%d: %s\n", info.lesson, v.name.c_str(), n, c.describe().c_str());
+                    }
+                }
+                for (int i = 0; i < run.warmup; ++i) v.run(n, p.A.data(), p.B.data(), hC.data(), nullptr);
+                std::vector<PipelineTimes> samples(std::max(1, run.repeats));
+                {
+                    NvtxRange range(std::string(info.track) + "/" + info.lesson + "/" + v.name);
+                    for (PipelineTimes& t : samples) v.run(n, p.A.data(), p.B.data(), hC.data(), &t);
+                }
+                std::sort(samples.begin(), samples.end(),
+                          [](const PipelineTimes& a, const PipelineTimes& b) { return a.total() < b.total(); });
+                median = samples[samples.size() / 2];
+            } catch (const Unsupported& e) {
+                // e.g. a GPU or OS that cannot prefetch managed memory: say so, go on with the others
+                table.add_row({v.name, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "unsupported"});
+                std::fprintf(stderr, "%s [%s]: unsupported: %s\n", info.lesson, v.name.c_str(), e.what());
+                continue;
+            }
+            const double wall_ms = median.total();
+            if (!std::isfinite(first_ms)) first_ms = wall_ms;
+            Record r;
+            r.track = info.track;
+            r.lesson = info.lesson;
+            r.variant = v.name;
+            r.size = std::to_string(n);
+            r.value = gflops(n, wall_ms);
+            r.unit = "GFLOP/s";
+            r.time_ms = wall_ms;
+            r.library = "cublasSgemm FP32 (pedantic), kernel only";
+            r.library_value = gflops(n, library_ms);
+            r.peak = "FP32 peak from clocks";
+            r.peak_value = dev.fp32_peak_gflops;
+            r.checked = run.check() && verdict != "FAILED";
+            r.extra.add("timing", "host wall clock of the whole pipeline (allocate, fill, copy in, kernel, copy out, "
+                                  "read, free)")
+                .add("allocate_ms", median.allocate)
+                .add("fill_ms", median.fill)
+                .add("to_gpu_ms", median.to_gpu)
+                .add("kernel_ms", median.kernel)
+                .add("to_host_ms", median.to_host)
+                .add("read_ms", median.read)
+                .add("free_ms", median.release)
+                .add("check", verdict);
+            auto ms = [](double x) { return fmt("%.2f", x); };
+            table.add_row({v.name, ms(median.allocate), ms(median.fill), ms(median.to_gpu), ms(median.kernel),
+                           ms(median.to_host), ms(median.read), ms(median.release), ms(wall_ms), fmt("%.0f", r.value),
+                           fmt("%.2fx", first_ms / wall_ms), verdict});
+            if (!append_json_line(run.json, r.json()))
+                std::fprintf(stderr, "%s: warning: could not append to %s\n", info.lesson, run.json.c_str());
+        }
+        if (std::isfinite(library_ms))
+            table.add_row({"cuBLAS kernel alone", "-", "-", "-", fmt("%.2f", library_ms), "-", "-", "-", "-",
+                           fmt("%.0f", gflops(n, library_ms)), "-", "-"});
+        table.print();
+        std::printf("Stages in ms, each ended by cudaDeviceSynchronize; 'vs first' = first pipeline's wall time / "
+                    "this one's.\n");
+        if (after) after(run, n);
+        return all_ok ? 0 : 1;
+    });
+}
+
 }  // namespace tut::sgemm
 
 namespace lesson {
 /// Defined by each SGEMM lesson (lessons/sgemm/*/ and solutions/sgemm/*/); the checks call it.
 std::vector<tut::sgemm::Variant> sgemm_variants();
+/// Defined by the SGEMM lessons whose variants take host matrices (lesson 02).
+std::vector<tut::sgemm::HostVariant> sgemm_host_variants();
 }  // namespace lesson

@@ -1,0 +1,78 @@
+// SGEMM lesson 6: granularity, one A tile reused for G = 1, 2, 4 B tiles.
+//
+// Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
+//   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/sgemm/06_granularity/granularity.cu -lcublas -o granularity
+// Run:  ./granularity --n 4096        (--help for options; --profile for one clean launch under ncu)
+//
+// C = A * B, N x N, row-major: element (i, j) lives at M[i * N + j].
+#include "tut/sgemm.hpp"
+
+namespace {
+
+constexpr int kTile = 16;  // lesson 5's best square tile
+
+// A 16 x 16 block of threads computes a 16 x 16G block of C: thread (tx, ty) computes
+// the G elements C[i][j0 + g * 16], g = 0..G-1. Per tile step the block loads one tile
+// of A and G tiles of B side by side into shared memory; each thread then reads A[i][k]
+// once per k and uses it for its G outputs. Per output, shared-memory reads of A and
+// global loads of A fall by a factor of G; the price is G accumulators in registers and
+// G - 1 more B tiles in shared memory.
+//
+// The G outputs of a thread are 16 columns apart, not adjacent: at every step a half-warp
+// (16 consecutive tx) then still reads and writes 16 consecutive floats of a row of B or C
+// (coalesced) and 16 consecutive words of a row of Bs (no bank conflict).
+//
+// Partial tiles are zero-padded, as in lesson 5.
+template <int G>
+__global__ void __launch_bounds__(kTile * kTile) sgemm_granular(int n, const float* __restrict__ A,
+                                                                const float* __restrict__ B, float* __restrict__ C) {
+    __shared__ float As[kTile][kTile];     // A[i0 .. i0+16)[t .. t+16)
+    __shared__ float Bs[G][kTile][kTile];  // G tiles of B[t .. t+16), tile g at columns j0 + 16g ..
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int j0 = blockIdx.x * kTile * G + tx;  // this thread's first column; the others follow every 16
+    const int i = blockIdx.y * kTile + ty;
+    float sum[G] = {};
+    for (int t = 0; t < n; t += kTile) {
+        As[ty][tx] = (i < n && t + tx < n) ? A[i * n + t + tx] : 0.0f;
+        // TODO(exercise) part 1 of 2: load the G tiles of B. For g = 0..G-1, this thread
+        //   copies B[t + ty][j] into Bs[g][ty][tx], with j = j0 + g * kTile, or 0.0f where
+        //   that element is outside the matrix.
+        (void)Bs, (void)B, (void)j0;
+        __syncthreads();  // all G + 1 tiles complete before anyone reads them
+        // TODO(exercise) part 2 of 2: the reuse loop. For k = 0..kTile-1, read a = As[ty][k]
+        //   once, then for g = 0..G-1 add a * Bs[g][k][tx] to sum[g]. (Use '#pragma unroll'
+        //   on the g loop: sum[] stays in registers only if every index is a constant.)
+        __syncthreads();  // everyone done with these tiles before the next iteration overwrites them
+    }
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+        const int j = j0 + g * kTile;
+        if (i < n && j < n) C[i * n + j] = sum[g];
+    }
+}
+
+template <int G>
+void run_granular(int n, const float* A, const float* B, float* C) {
+    tut::sgemm::require_size(n);
+    const dim3 block(kTile, kTile);
+    const dim3 grid((n + kTile * G - 1) / (kTile * G), (n + kTile - 1) / kTile);
+    sgemm_granular<G><<<grid, block>>>(n, A, B, C);
+    TUT_LAUNCH("sgemm_granular");
+}
+
+}  // namespace
+
+namespace lesson {
+std::vector<tut::sgemm::Variant> sgemm_variants() {
+    return {{"G=1", run_granular<1>, reinterpret_cast<const void*>(sgemm_granular<1>)},
+            {"G=2", run_granular<2>, reinterpret_cast<const void*>(sgemm_granular<2>)},
+            {"G=4", run_granular<4>, reinterpret_cast<const void*>(sgemm_granular<4>)}};
+}
+}  // namespace lesson
+
+#ifndef TUT_NO_MAIN
+int main(int argc, char** argv) {
+    const tut::LessonInfo info{"sgemm", "06_granularity", "granularity: one A tile reused for G = 1, 2, 4 B tiles"};
+    return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants());
+}
+#endif
