@@ -178,8 +178,11 @@ inline std::pair<int, int> kernel_resources(const Variant& v) {
 /// variant, check it, time it, print the table and append JSON records.
 /// `supported_n`, when not empty, lists the only sizes the lesson computes (lesson 03
 /// compiles N in); any other --n is a usage error (exit 2) before the GPU is touched.
+/// `after`, when given, runs once the table is printed and every check passed (lesson 08's
+/// accuracy study); its return value becomes the exit code.
 inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std::vector<Variant>& variants,
-                       int default_n = 4096, const std::vector<int>& supported_n = {}) {
+                       int default_n = 4096, const std::vector<int>& supported_n = {},
+                       const std::function<int(const RunOptions&, int n)>& after = {}) {
     Cli cli(info.lesson, std::string(info.title) + "\nComputes C = A*B for N x N row-major float matrices.");
     int n = default_n;
     std::string sizes_text;
@@ -278,7 +281,8 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
                            fmt("%.0f", library_gflops), "100.0%", percent(library_gflops / dev.fp32_peak_gflops), "-",
                            "-"});
         table.print();
-        return all_ok ? 0 : 1;
+        if (!all_ok) return 1;
+        return after ? after(run, n) : 0;
     });
 }
 

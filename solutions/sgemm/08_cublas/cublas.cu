@@ -7,7 +7,6 @@
 // C = A * B, N x N, row-major: element (i, j) lives at M[i * N + j].
 #include "tut/sgemm.hpp"
 
-#include <cstring>
 
 namespace {
 
@@ -92,13 +91,8 @@ int print_error_study(int n) {
 
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"sgemm", "08_cublas", "cuBLAS: FP32 (pedantic) and TF32 tensor cores"};
-    int rc = tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants());
-    // The accuracy study needs a CPU reference, so it is part of a checked run only
-    // (lesson_main has already refused bad options and handled --help).
-    bool checked = true;
-    for (int a = 1; a < argc; ++a)
-        checked &= std::strcmp(argv[a], "--profile") != 0 && std::strcmp(argv[a], "--no-check") != 0;
-    if (rc == 0 && checked) rc = tut::guarded_main(info.lesson, [] { return print_error_study(1024); });
-    return rc;
+    // The accuracy study needs a CPU reference, so it is part of a checked run only.
+    return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants(), 4096, {},
+                                   [](const tut::RunOptions& run, int) { return run.check() ? print_error_study(1024) : 0; });
 }
 #endif
