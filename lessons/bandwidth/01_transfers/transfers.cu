@@ -1,0 +1,53 @@
+// Bandwidth lesson 1: how fast bytes cross the host link and device memory, measured
+// with cudaMemcpy over a range of sizes (what the retired bandwidthTest sample did).
+//
+// Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
+//   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/bandwidth/01_transfers/transfers.cu -o transfers
+// Run:  ./transfers --sizes 4096,1048576,268435456     (--help for options)
+//
+// Counting: a host<->device transfer of B bytes moves B bytes over the link; a
+// device->device copy of B bytes reads B and writes B, so it counts 2B.
+#include "tut/bandwidth.hpp"
+
+#include <cstdlib>
+
+namespace lesson {
+
+// Page-locked ("pinned") host memory: the driver can point the GPU's copy engines at it
+// directly (DMA). Pageable memory (malloc, new, std::vector) may be swapped out or moved
+// by the OS at any time, so the driver first copies it, chunk by chunk, into a pinned
+// staging buffer of its own and only then starts the DMA: an extra host memcpy per byte.
+void* allocate_pinned(size_t bytes) {
+    if (bytes == 0) return nullptr;
+    // TODO(exercise): allocate page-locked memory instead of pageable memory.
+    //   Use cudaMallocHost(&p, bytes) (wrapped in TUT_CUDA), and release it with
+    //   cudaFreeHost in free_pinned below. Until then the "pinned" columns of the table
+    //   measure pageable memory a second time. Read the comment above, then the README.
+    return std::malloc(bytes);
+}
+
+void free_pinned(void* p) {
+    // TODO(exercise): memory from cudaMallocHost must go back with cudaFreeHost.
+    std::free(p);
+}
+
+// One copy on the default stream. The same call serves all five measurements: the
+// direction and, for host memory, whether it is pinned decide how the driver moves it.
+// (From pageable memory cudaMemcpyAsync returns only once the data is staged: it is not
+// asynchronous with respect to the host.)
+void transfer(tut::bandwidth::Direction d, void* dst, const void* src, size_t bytes) {
+    using tut::bandwidth::Direction;
+    const cudaMemcpyKind kind = d == Direction::HostToDevice   ? cudaMemcpyHostToDevice
+                                : d == Direction::DeviceToHost ? cudaMemcpyDeviceToHost
+                                                               : cudaMemcpyDeviceToDevice;
+    TUT_CUDA(cudaMemcpyAsync(dst, src, bytes, kind, nullptr));
+}
+
+}  // namespace lesson
+
+#ifndef TUT_NO_MAIN
+int main(int argc, char** argv) {
+    const tut::LessonInfo info{"bandwidth", "01_transfers", "cudaMemcpy bandwidth: pageable vs pinned host memory, D2D"};
+    return tut::bandwidth::transfers_main(argc, argv, info);
+}
+#endif

@@ -1,0 +1,66 @@
+// Bandwidth lesson 4: extracting columns, tgt = src(:, indices), with incremental indices:
+// the grid stride is split into whole columns and leftover rows once, then each step
+// of the loop only adds.
+//
+// Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
+//   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/bandwidth/04_gather_incremental/gather_incremental.cu -o gather_incremental
+// Run:  ./gather_incremental       (--classic for 1000 x 20000, columns 0..9999; --help for options)
+//
+// Column-major: element (r, c) of the rows x cols source is src[c * rows + r]; the target
+// is rows x count and its column k is source column indices[k]. Flat target index
+// j = k * rows + r, so one pass over j writes tgt contiguously.
+#include "tut/bandwidth.hpp"
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kClassicBlocks = 64;  // the original answer's launch: 64 blocks x 256 threads
+
+// Same walk as lesson 03, but j = col * rows + row is kept as the pair (col, row).
+// Adding stride = stride_div * rows + stride_rem to j adds stride_div to col and
+// stride_rem to row, plus one carry when row passes rows. One division and one modulo
+// per thread for the start and one pair for the stride; none inside the loop.
+__global__ void gather_incremental(int rows, int total, const float* __restrict__ src,
+                                   const int* __restrict__ indices, float* __restrict__ tgt) {
+    const int stride = gridDim.x * blockDim.x;
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    int col = j / rows, row = j % rows;
+    for (; j < total; j += stride) {
+        tgt[j] = src[indices[col] * rows + row];
+        // TODO(exercise): move (col, row) on by `stride` elements without dividing.
+        //   Before the loop, split the stride once: stride_div = stride / rows whole
+        //   columns and stride_rem = stride % rows rows. Here add them to col and row,
+        //   and when row reaches rows, wrap it (row -= rows) and carry one column.
+        //   (As written, col and row never move: every step rewrites the first element's source.)
+    }
+}
+
+// kClassic: 64 x 256 threads as in the original answer; otherwise a grid that fills the
+// GPU (as many 256-thread blocks as fit on every SM at once, lesson 02).
+template <bool kClassic>
+void run_incremental(const tut::bandwidth::GatherInput& in, float* tgt) {
+    tut::bandwidth::require_gather(in, tgt);
+    if (in.count == 0) return;
+    const int total = in.rows * in.count;
+    const int blocks = kClassic ? kClassicBlocks : tut::bandwidth::full_grid_blocks(gather_incremental, kThreads, total);
+    gather_incremental<<<blocks, kThreads>>>(in.rows, total, in.src, in.indices, tgt);
+    TUT_LAUNCH("gather_incremental");
+}
+
+}  // namespace
+
+namespace lesson {
+std::vector<tut::bandwidth::GatherVariant> gather_variants() {
+    const void* kernel = reinterpret_cast<const void*>(gather_incremental);
+    return {{"incremental, 64x256 (classic launch)", run_incremental<true>, kernel, nullptr},
+            {"incremental, full grid", run_incremental<false>, kernel, nullptr}};
+}
+}  // namespace lesson
+
+#ifndef TUT_NO_MAIN
+int main(int argc, char** argv) {
+    const tut::LessonInfo info{"bandwidth", "04_gather_incremental",
+                               "column gather, stride split into div/rem once, additions only"};
+    return tut::bandwidth::gather_main(argc, argv, info, lesson::gather_variants());
+}
+#endif

@@ -1,0 +1,97 @@
+// Bandwidth lesson 5: extracting columns, tgt = src(:, indices), with the stride's
+// div/rem computed once on the host and the indices in __constant__ memory (read
+// through the read-only data cache when there are more than fit).
+//
+// Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
+//   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/bandwidth/05_gather_constant/gather_constant.cu -o gather_constant
+// Run:  ./gather_constant          (--classic for 1000 x 20000, columns 0..9999; --help for options)
+//
+// Column-major: element (r, c) of the rows x cols source is src[c * rows + r]; the target
+// is rows x count and its column k is source column indices[k]. Flat target index
+// j = k * rows + r, so one pass over j writes tgt contiguously.
+#include "tut/bandwidth.hpp"
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kClassicBlocks = 64;  // the original answer's launch: 64 blocks x 256 threads
+
+// __constant__ memory is 64 KiB per module, read through a small per-SM cache that
+// serves one address per warp per cycle: ideal when a whole warp reads the same index,
+// as here (32 consecutive j share a column unless the warp straddles two).
+constexpr int kConstantIndices = 64 * 1024 / sizeof(int);  // 16384
+__constant__ int c_indices[kConstantIndices];
+
+// Lesson 04's loop with the stride's div/rem as arguments (uniform, computed on the
+// host once per launch) and the index read from __constant__ (kConstant) or, when there
+// are more indices than fit, from global memory through the read-only data cache: for
+// a const __restrict__ pointer the compiler emits the non-coherent load (ld.global.nc)
+// by itself. (The __ldg() intrinsic asks for the same load, but with nvcc 13.0 it kept
+// this loop from being unrolled, and the unrolled loop keeps more loads in flight.)
+template <bool kConstant>
+__global__ void gather_precomputed(int rows, int total, int stride_div, int stride_rem, const float* __restrict__ src,
+                                   const int* __restrict__ indices, float* __restrict__ tgt) {
+    const int stride = gridDim.x * blockDim.x;
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    int col = j / rows, row = j % rows;
+    for (; j < total; j += stride) {
+        const int index = kConstant ? c_indices[col] : indices[col];
+        tgt[j] = src[index * rows + row];
+        col += stride_div;
+        row += stride_rem;
+        if (row >= rows) {  // row < rows and stride_rem < rows, so one carry is enough
+            row -= rows;
+            ++col;
+        }
+    }
+}
+
+bool fits_constant(const tut::bandwidth::GatherInput& in) { return in.count <= kConstantIndices; }
+
+// kClassic: 64 x 256 threads as in the original answer; otherwise a grid that fills the
+// GPU (as many 256-thread blocks as fit on every SM at once, lesson 02).
+// kReadOnlyOnly: skip __constant__ even when the indices fit (for comparison).
+template <bool kClassic, bool kReadOnlyOnly>
+void run_precomputed(const tut::bandwidth::GatherInput& in, float* tgt) {
+    tut::bandwidth::require_gather(in, tgt);
+    if (in.count == 0) return;
+    const int total = in.rows * in.count;
+    const int blocks =
+        kClassic ? kClassicBlocks : tut::bandwidth::full_grid_blocks(gather_precomputed<true>, kThreads, total);
+    const int stride = blocks * kThreads;
+    const int stride_div = stride / in.rows, stride_rem = stride % in.rows;
+    if (!kReadOnlyOnly && fits_constant(in)) {
+        // Device to device into the symbol: ordered with the kernels on the same stream.
+        TUT_CUDA(cudaMemcpyToSymbolAsync(c_indices, in.indices, in.count * sizeof(int), 0, cudaMemcpyDeviceToDevice));
+        gather_precomputed<true><<<blocks, kThreads>>>(in.rows, total, stride_div, stride_rem, in.src, in.indices, tgt);
+    } else {
+        gather_precomputed<false><<<blocks, kThreads>>>(in.rows, total, stride_div, stride_rem, in.src, in.indices, tgt);
+    }
+    TUT_LAUNCH("gather_precomputed");
+}
+
+std::string index_path(const tut::bandwidth::GatherInput& in, const float*) {
+    return fits_constant(in) ? "__constant__"
+                             : "read-only cache: " + std::to_string(in.count) + " indices > " +
+                                   std::to_string(kConstantIndices);
+}
+std::string read_only_path(const tut::bandwidth::GatherInput&, const float*) { return "read-only cache"; }
+
+}  // namespace
+
+namespace lesson {
+std::vector<tut::bandwidth::GatherVariant> gather_variants() {
+    const void* kernel = reinterpret_cast<const void*>(gather_precomputed<true>);
+    return {{"precomputed + const, 64x256 (classic launch)", run_precomputed<true, false>, kernel, index_path},
+            {"precomputed + read-only cache, full grid", run_precomputed<false, true>, kernel, read_only_path},
+            {"precomputed + const, full grid", run_precomputed<false, false>, kernel, index_path}};
+}
+}  // namespace lesson
+
+#ifndef TUT_NO_MAIN
+int main(int argc, char** argv) {
+    const tut::LessonInfo info{"bandwidth", "05_gather_constant",
+                               "column gather, host-computed div/rem, indices in __constant__ memory"};
+    return tut::bandwidth::gather_main(argc, argv, info, lesson::gather_variants());
+}
+#endif

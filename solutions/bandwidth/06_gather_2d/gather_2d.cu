@@ -1,0 +1,98 @@
+// Bandwidth lesson 6: extracting columns, tgt = src(:, indices), with a 2D launch: one
+// row of blocks per extracted column, so no thread ever divides, and 16-byte accesses
+// when every column starts on a 16-byte boundary.
+//
+// Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
+//   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/bandwidth/06_gather_2d/gather_2d.cu -o gather_2d
+// Run:  ./gather_2d                (--classic for 1000 x 20000, columns 0..9999; --help for options)
+//
+// Column-major: element (r, c) of the rows x cols source is src[c * rows + r]; the target
+// is rows x count and its column k is source column indices[k].
+#include "tut/bandwidth.hpp"
+
+#include <cstdint>
+
+namespace {
+
+constexpr int kMaxThreads = 128;  // 16 blocks fill an SM: short-lived blocks retire and refill in small steps
+constexpr int kMaxGridY = 65535;  // the hardware's limit on gridDim.y
+
+// blockIdx.y picks the extracted column k, so the column is known without dividing:
+// the block reads indices[k] once (the same address for all its threads) and copies
+// that column, its threads on consecutive rows. V is float or float4 (then rows_v =
+// rows / 4 and every column must start on a 16-byte boundary). Each thread loads
+// kPerThread values, blockDim.x apart, before storing any: more bytes in flight.
+// The loops only matter beyond the grid limits (count > 65535 or a huge column).
+template <class V, int kPerThread>
+__global__ void gather_2d(int rows_v, int count, const V* __restrict__ src, const int* __restrict__ indices,
+                          V* __restrict__ tgt) {
+    for (int k = blockIdx.y; k < count; k += gridDim.y) {
+        const V* from = src + indices[k] * rows_v;
+        V* to = tgt + k * rows_v;
+        const int step = blockDim.x, chunk = step * kPerThread;
+        for (int base = blockIdx.x * chunk + threadIdx.x; base < rows_v; base += gridDim.x * chunk) {
+            V v[kPerThread];
+#pragma unroll
+            for (int u = 0; u < kPerThread; ++u)
+                if (base + u * step < rows_v) v[u] = from[base + u * step];
+#pragma unroll
+            for (int u = 0; u < kPerThread; ++u)
+                if (base + u * step < rows_v) to[base + u * step] = v[u];
+        }
+    }
+}
+
+// float4 needs rows % 4 == 0 (every column then starts 16 bytes after a multiple of 16
+// from the base) and 16-byte aligned base pointers (cudaMalloc gives 256; an offset
+// pointer may not).
+bool can_use_float4(const tut::bandwidth::GatherInput& in, const float* tgt) {
+    return in.rows % 4 == 0 && reinterpret_cast<std::uintptr_t>(in.src) % 16 == 0 &&
+           reinterpret_cast<std::uintptr_t>(tgt) % 16 == 0;
+}
+
+template <class V, int kPerThread>
+void launch_2d(const tut::bandwidth::GatherInput& in, float* tgt) {
+    const int rows_v = in.rows / static_cast<int>(sizeof(V) / sizeof(float));
+    // Short columns get narrower blocks (whole warps), so few threads idle.
+    const int threads = std::min(kMaxThreads, (rows_v + 31) / 32 * 32);
+    const int chunk = threads * kPerThread;
+    const dim3 grid((rows_v + chunk - 1) / chunk, std::min(in.count, kMaxGridY));
+    gather_2d<V, kPerThread><<<grid, threads>>>(rows_v, in.count, reinterpret_cast<const V*>(in.src), in.indices,
+                                                reinterpret_cast<V*>(tgt));
+    TUT_LAUNCH("gather_2d");
+}
+
+// kVector: float4 where can_use_float4 allows, float otherwise.
+template <bool kVector, int kPerThread>
+void run_2d(const tut::bandwidth::GatherInput& in, float* tgt) {
+    tut::bandwidth::require_gather(in, tgt);
+    if (in.count == 0) return;
+    if (kVector && can_use_float4(in, tgt))
+        launch_2d<float4, kPerThread>(in, tgt);
+    else
+        launch_2d<float, kPerThread>(in, tgt);
+}
+
+std::string scalar_path(const tut::bandwidth::GatherInput&, const float*) { return "float"; }
+std::string vector_path(const tut::bandwidth::GatherInput& in, const float* tgt) {
+    if (can_use_float4(in, tgt)) return "float4";
+    return in.rows % 4 != 0 ? "float: rows % 4 != 0" : "float: pointer not 16-byte aligned";
+}
+
+}  // namespace
+
+namespace lesson {
+std::vector<tut::bandwidth::GatherVariant> gather_variants() {
+    return {{"2D, float", run_2d<false, 1>, reinterpret_cast<const void*>(gather_2d<float, 1>), scalar_path},
+            {"2D, float4", run_2d<true, 1>, reinterpret_cast<const void*>(gather_2d<float4, 1>), vector_path},
+            {"2D, float4, 2 per thread", run_2d<true, 2>, reinterpret_cast<const void*>(gather_2d<float4, 2>),
+             vector_path}};
+}
+}  // namespace lesson
+
+#ifndef TUT_NO_MAIN
+int main(int argc, char** argv) {
+    const tut::LessonInfo info{"bandwidth", "06_gather_2d", "column gather, 2D launch (no division), float4 accesses"};
+    return tut::bandwidth::gather_main(argc, argv, info, lesson::gather_variants());
+}
+#endif
