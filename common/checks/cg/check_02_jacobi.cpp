@@ -1,0 +1,20 @@
+// Checks for cg/02_jacobi: Jacobi PCG, host pointer mode (the TODO: z = D^-1 r in jacobi_apply).
+// Shared by the exercise (lessons/) and the solution (solutions/); see cg_checks.hpp.
+#include "cg_checks.hpp"
+
+using namespace cg_checks;
+
+TEST_CASE("cg/02_jacobi solves the default problem and small ones to tolerance (true residual on the CPU)",
+          "[exercise]") {
+    std::vector<std::string> names = kSmallProblems;
+    names.push_back("default");
+    check_all_solve(names);
+}
+
+TEST_CASE("cg/02_jacobi solves the 2.1 M-row problem to tolerance", "[exercise]") { check_all_solve({"large"}); }
+
+TEST_CASE("cg/02_jacobi stops on a matrix that is not positive definite and at the iteration limit", "[exercise]") {
+    check_all_stop();
+}
+
+TEST_CASE("cg/02_jacobi refuses what it cannot solve before launching anything", "[baseline]") { check_all_refuse(); }

@@ -1,0 +1,20 @@
+// Checks for cg/08_persistent: one persistent cooperative kernel with its own SpMV (the TODO: the grid-wide barrier).
+// Shared by the exercise (lessons/) and the solution (solutions/); see cg_checks.hpp.
+#include "cg_checks.hpp"
+
+using namespace cg_checks;
+
+TEST_CASE("cg/08_persistent solves the default problem and small ones to tolerance (true residual on the CPU)",
+          "[exercise]") {
+    std::vector<std::string> names = kSmallProblems;
+    names.push_back("default");
+    check_all_solve(names);
+}
+
+TEST_CASE("cg/08_persistent solves the 2.1 M-row problem to tolerance", "[exercise]") { check_all_solve({"large"}); }
+
+TEST_CASE("cg/08_persistent stops on a matrix that is not positive definite and at the iteration limit", "[exercise]") {
+    check_all_stop();
+}
+
+TEST_CASE("cg/08_persistent refuses what it cannot solve before launching anything", "[baseline]") { check_all_refuse(); }

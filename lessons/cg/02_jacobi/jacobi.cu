@@ -1,0 +1,124 @@
+// CG lesson 2: the Jacobi (diagonal) preconditioner, with the loop ordered like Eigen's.
+//
+// Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
+//   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/cg/02_jacobi/jacobi.cu -lcublas -lcusparse -o jacobi
+// Run:  ./jacobi                 (--help for options)
+//
+// Preconditioned CG solves M^-1 A x = M^-1 b with M = diag(A): each iteration adds one
+// elementwise product z = D^-1 r and one more dot product (r.z). On a matrix whose rows
+// are scaled very differently (here: coefficients over two decades) that cuts the
+// iterations by ~1.7x; the host still waits for every dot product.
+#include "tut/cg.hpp"
+#include "tut/check_cublas.hpp"
+
+namespace {
+
+using tut::cg::Outcome;
+using tut::cg::SolveResult;
+
+constexpr int kBlock = 256;
+
+// z = D^-1 r, elementwise. One thread per row.
+__global__ void jacobi_apply(int n, const float* __restrict__ dinv, const float* __restrict__ r, float* __restrict__ z) {
+    // TODO(exercise): apply the Jacobi preconditioner, z = D^-1 r: one thread per row i,
+    // z[i] = dinv[i] * r[i], for every i < n (the last block overhangs n).
+    (void)n, (void)dinv, (void)r, (void)z;
+}
+
+class JacobiSolver final : public tut::cg::Solver {
+  public:
+    JacobiSolver(const tut::cg::DeviceMatrix& A, const std::vector<float>& dinv, const tut::cg::SolveOptions& opt)
+        : n_(A.n()), opt_(opt), dinv_(dinv), r_(size_t(n_)), z_(size_t(n_)), p_(size_t(n_)), q_(size_t(n_)) {
+        TUT_CUDA(cudaMemset(z_.get(), 0, z_.bytes()));
+        TUT_CUBLAS(cublasCreate(&cublas_));
+        TUT_CUSPARSE(cusparseCreate(&cusparse_));
+        spmv_ = std::make_unique<tut::cg::CusparseSpmv>(cusparse_, A.view(), p_.get(), q_.get());
+    }
+    ~JacobiSolver() override {
+        spmv_.reset();
+        cusparseDestroy(cusparse_);
+        cublasDestroy(cublas_);
+    }
+
+    SolveResult solve(const float* b, float* x) override {
+        const float one = 1.0f, zero = 0.0f;
+        SolveResult res;
+        TUT_CUDA(cudaMemset(x, 0, sizeof(float) * n_));           // x0 = 0
+        TUT_CUBLAS(cublasScopy(cublas_, n_, b, 1, r_.get(), 1));  // r = b
+        float rr = 0.0f, rz = 0.0f;
+        TUT_CUBLAS(cublasSdot(cublas_, n_, r_.get(), 1, r_.get(), 1, &rr));
+        const double threshold = opt_.tolerance * opt_.tolerance * double(rr);
+        const double bb = rr;
+        if (rr <= threshold) return finish(res, Outcome::converged, 0, rr, bb);
+        precondition();                                                       // z = D^-1 r
+        TUT_CUBLAS(cublasScopy(cublas_, n_, z_.get(), 1, p_.get(), 1));       // p = z
+        TUT_CUBLAS(cublasSdot(cublas_, n_, r_.get(), 1, z_.get(), 1, &rz));   // waits
+
+        // Eigen's order: q = A p; alpha = r.z / p.q; x += alpha p; r -= alpha q; stop if
+        // ||r|| small; z = D^-1 r; beta = r.z new / old; p = z + beta p.
+        while (res.iterations < opt_.max_iterations) {
+            spmv_->run(&one, &zero);  // q = A p
+            ++res.iterations;
+            float pq = 0.0f;
+            TUT_CUBLAS(cublasSdot(cublas_, n_, p_.get(), 1, q_.get(), 1, &pq));  // waits
+            if (!(pq > 0.0f)) return finish(res, Outcome::not_positive_definite, -1, rr, bb);
+            const float alpha = rz / pq, minus_alpha = -alpha;
+            TUT_CUBLAS(cublasSaxpy(cublas_, n_, &alpha, p_.get(), 1, x, 1));
+            TUT_CUBLAS(cublasSaxpy(cublas_, n_, &minus_alpha, q_.get(), 1, r_.get(), 1));
+            TUT_CUBLAS(cublasSdot(cublas_, n_, r_.get(), 1, r_.get(), 1, &rr));  // waits
+            if (rr <= threshold) return finish(res, Outcome::converged, res.iterations, rr, bb);
+            precondition();
+            const float rz_old = rz;
+            TUT_CUBLAS(cublasSdot(cublas_, n_, r_.get(), 1, z_.get(), 1, &rz));  // waits
+            const float beta = rz / rz_old;
+            TUT_CUBLAS(cublasSscal(cublas_, n_, &beta, p_.get(), 1));                   // p = beta p
+            TUT_CUBLAS(cublasSaxpy(cublas_, n_, &one, z_.get(), 1, p_.get(), 1));       //   + z
+            TUT_CUDA(cudaDeviceSynchronize());  // as in the sample
+        }
+        return finish(res, Outcome::max_iterations, -1, rr, bb);
+    }
+
+    void spmv_once() override {
+        const float one = 1.0f, zero = 0.0f;
+        spmv_->run(&one, &zero);
+    }
+
+  private:
+    void precondition() {
+        jacobi_apply<<<(n_ + kBlock - 1) / kBlock, kBlock>>>(n_, dinv_.get(), r_.get(), z_.get());
+        TUT_LAUNCH("jacobi_apply");
+    }
+    static SolveResult finish(SolveResult res, Outcome o, int converged_at, double rr, double bb) {
+        res.outcome = o;
+        res.converged_at = converged_at;
+        res.residual = bb > 0 ? std::sqrt(rr / bb) : 0.0;
+        return res;
+    }
+
+    int n_;
+    tut::cg::SolveOptions opt_;
+    tut::DeviceBuffer<float> dinv_, r_, z_, p_, q_;
+    cublasHandle_t cublas_ = nullptr;
+    cusparseHandle_t cusparse_ = nullptr;
+    std::unique_ptr<tut::cg::CusparseSpmv> spmv_;
+};
+
+std::unique_ptr<tut::cg::Solver> make_jacobi(const tut::cg::Csr& A, const tut::cg::DeviceMatrix& dA,
+                                             const tut::cg::SolveOptions& opt) {
+    // Refuses a zero, missing or negative diagonal (tut::Unsupported) before any launch.
+    const std::vector<float> dinv = tut::cg::inverse_diagonal(A);
+    return std::make_unique<JacobiSolver>(dA, dinv, opt);
+}
+
+}  // namespace
+
+namespace lesson {
+std::vector<tut::cg::Variant> cg_variants() { return {{"Jacobi PCG, host pointers", make_jacobi}}; }
+}  // namespace lesson
+
+#ifndef TUT_NO_MAIN
+int main(int argc, char** argv) {
+    const tut::LessonInfo info{"cg", "02_jacobi", "Jacobi-preconditioned CG, loop ordered like Eigen's"};
+    return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants());
+}
+#endif

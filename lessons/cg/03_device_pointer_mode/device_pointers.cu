@@ -1,0 +1,176 @@
+// CG lesson 3: device pointer mode. The scalars (dot products, alpha, beta) stay in device
+// memory, so no cuBLAS or cuSPARSE call waits for the GPU; the host copies the state back
+// only every k iterations (the story used 20) to see whether the solve is over.
+//
+// Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
+//   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/cg/03_device_pointer_mode/device_pointers.cu -lcublas -lcusparse -o device_pointers
+// Run:  ./device_pointers --check-every 20      (--help for options)
+//
+// With host pointers (lessons 1-2) every cublasSdot returns its result to the host, so it
+// waits for the GPU to drain, and alpha and beta are computed on the CPU in between: the
+// GPU idles for a host round trip several times per iteration. Here two one-thread
+// kernels compute alpha and beta on the device and the host only enqueues work. The
+// price: the host learns of convergence up to k - 1 iterations late. Those extra
+// iterations change nothing (alpha = beta = 0 once the solve is over) but still cost time.
+#include "tut/cg.hpp"
+#include "tut/check_cublas.hpp"
+
+namespace {
+
+using tut::cg::Outcome;
+using tut::cg::SolveResult;
+
+constexpr int kBlock = 256;
+enum Status : int { kRunning = 0, kConverged = 1, kNotPositiveDefinite = 2 };
+
+// Everything the iteration needs to know, in device memory. cuBLAS writes the dot
+// products straight into it; cuBLAS and cuSPARSE read alpha, beta from it.
+struct Scalars {
+    float pq, rr, rz, rz_new;           // p.q, r.r, r.z (current), r.z (new)
+    float alpha, minus_alpha, beta;
+    float bb, threshold;                // ||b||^2 and tol^2 ||b||^2
+    int iteration, status, converged_at;
+};
+
+__global__ void jacobi_apply(int n, const float* __restrict__ dinv, const float* __restrict__ r, float* __restrict__ z) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) z[i] = dinv[i] * r[i];
+}
+
+// After the first dot products: remember ||b||^2, set the threshold, maybe already done.
+__global__ void start_scalars(Scalars* s, float tol2) {
+    s->bb = s->rr;
+    s->threshold = tol2 * s->rr;
+    s->iteration = 0;
+    s->status = s->rr <= s->threshold ? kConverged : kRunning;
+    s->converged_at = s->status == kConverged ? 0 : -1;
+}
+
+// alpha = r.z / p.q. Once the solve is over, alpha = 0: the iterations the host runs
+// before it notices leave x and r as they are. p.q <= 0 means A is not positive definite.
+__global__ void update_alpha(Scalars* s) {
+    // TODO(exercise): compute alpha on the device (one thread runs this kernel).
+    //   - if the solve is over (s->status != kRunning): alpha = minus_alpha = 0, return;
+    //   - count the iteration (s->iteration++);
+    //   - if !(p.q > 0) (this also catches NaN): status = kNotPositiveDefinite, alpha = 0;
+    //   - else alpha = r.z / p.q and minus_alpha = -alpha (cuBLAS reads both from here).
+    (void)s;
+}
+
+// Convergence test on ||r||^2, then beta = r.z new / old.
+__global__ void update_beta(Scalars* s) {
+    // TODO(exercise): the convergence test and beta, on the device.
+    //   - if the solve is over: beta = 0, return;
+    //   - if ||r||^2 (s->rr) <= s->threshold: status = kConverged, converged_at = the
+    //     iteration, beta = 0, return;
+    //   - else beta = r.z new / r.z old, and r.z old becomes r.z new.
+    (void)s;
+}
+
+class DevicePointerSolver final : public tut::cg::Solver {
+  public:
+    DevicePointerSolver(const tut::cg::DeviceMatrix& A, const std::vector<float>& dinv, const tut::cg::SolveOptions& opt)
+        : n_(A.n()), opt_(opt), dinv_(dinv), r_(size_t(n_)), z_(size_t(n_)), p_(size_t(n_)), q_(size_t(n_)),
+          consts_(std::vector<float>{1.0f, 0.0f}), scalars_(1) {
+        TUT_CUBLAS(cublasCreate(&cublas_));
+        TUT_CUSPARSE(cusparseCreate(&cusparse_));
+        // Scalars are device pointers from now on: no call returns a value to the host.
+        TUT_CUBLAS(cublasSetPointerMode(cublas_, CUBLAS_POINTER_MODE_DEVICE));
+        TUT_CUSPARSE(cusparseSetPointerMode(cusparse_, CUSPARSE_POINTER_MODE_DEVICE));
+        spmv_ = std::make_unique<tut::cg::CusparseSpmv>(cusparse_, A.view(), p_.get(), q_.get());
+    }
+    ~DevicePointerSolver() override {
+        spmv_.reset();
+        cusparseDestroy(cusparse_);
+        cublasDestroy(cublas_);
+    }
+
+    SolveResult solve(const float* b, float* x) override {
+        Scalars* s = scalars_.get();
+        TUT_CUDA(cudaMemsetAsync(s, 0, sizeof(Scalars)));
+        TUT_CUDA(cudaMemsetAsync(x, 0, sizeof(float) * n_));
+        TUT_CUBLAS(cublasScopy(cublas_, n_, b, 1, r_.get(), 1));
+        TUT_CUBLAS(cublasSdot(cublas_, n_, r_.get(), 1, r_.get(), 1, &s->rr));
+        precondition();
+        TUT_CUBLAS(cublasScopy(cublas_, n_, z_.get(), 1, p_.get(), 1));
+        TUT_CUBLAS(cublasSdot(cublas_, n_, r_.get(), 1, z_.get(), 1, &s->rz));
+        start_scalars<<<1, 1>>>(s, float(opt_.tolerance * opt_.tolerance));
+        TUT_LAUNCH("start_scalars");
+
+        // Enqueue k iterations, then one copy back (the only wait) to look at the status.
+        int performed = 0;
+        Scalars h{};
+        while (performed < opt_.max_iterations) {
+            const int chunk = std::min(opt_.check_every, opt_.max_iterations - performed);
+            for (int i = 0; i < chunk; ++i) iteration(x);
+            performed += chunk;
+            TUT_CUDA(cudaMemcpy(&h, s, sizeof(Scalars), cudaMemcpyDeviceToHost));
+            if (h.status != kRunning) break;
+        }
+        SolveResult res;
+        res.iterations = performed;
+        res.converged_at = h.converged_at;
+        res.outcome = h.status == kConverged             ? Outcome::converged
+                      : h.status == kNotPositiveDefinite ? Outcome::not_positive_definite
+                                                         : Outcome::max_iterations;
+        res.residual = h.bb > 0 ? std::sqrt(double(h.rr) / h.bb) : 0.0;
+        return res;
+    }
+
+    void spmv_once() override { spmv_->run(consts_.get(), consts_.get() + 1); }
+
+  private:
+    // One iteration, enqueued; nothing here waits for the GPU.
+    void iteration(float* x) {
+        Scalars* s = scalars_.get();
+        const float* one = consts_.get();
+        spmv_->run(one, consts_.get() + 1);                                          // q = A p
+        TUT_CUBLAS(cublasSdot(cublas_, n_, p_.get(), 1, q_.get(), 1, &s->pq));
+        update_alpha<<<1, 1>>>(s);
+        TUT_LAUNCH("update_alpha");
+        TUT_CUBLAS(cublasSaxpy(cublas_, n_, &s->alpha, p_.get(), 1, x, 1));          // x += alpha p
+        TUT_CUBLAS(cublasSaxpy(cublas_, n_, &s->minus_alpha, q_.get(), 1, r_.get(), 1));  // r -= alpha q
+        TUT_CUBLAS(cublasSdot(cublas_, n_, r_.get(), 1, r_.get(), 1, &s->rr));
+        precondition();                                                              // z = D^-1 r
+        TUT_CUBLAS(cublasSdot(cublas_, n_, r_.get(), 1, z_.get(), 1, &s->rz_new));
+        update_beta<<<1, 1>>>(s);
+        TUT_LAUNCH("update_beta");
+        TUT_CUBLAS(cublasSscal(cublas_, n_, &s->beta, p_.get(), 1));                  // p = beta p
+        TUT_CUBLAS(cublasSaxpy(cublas_, n_, one, z_.get(), 1, p_.get(), 1));          //   + z
+    }
+    void precondition() {
+        jacobi_apply<<<(n_ + kBlock - 1) / kBlock, kBlock>>>(n_, dinv_.get(), r_.get(), z_.get());
+        TUT_LAUNCH("jacobi_apply");
+    }
+
+    int n_;
+    tut::cg::SolveOptions opt_;
+    tut::DeviceBuffer<float> dinv_, r_, z_, p_, q_;
+    tut::DeviceBuffer<float> consts_;  // 1 and 0, for the device-pointer alpha/beta of SpMV and axpy
+    tut::DeviceBuffer<Scalars> scalars_;
+    cublasHandle_t cublas_ = nullptr;
+    cusparseHandle_t cusparse_ = nullptr;
+    std::unique_ptr<tut::cg::CusparseSpmv> spmv_;
+};
+
+std::unique_ptr<tut::cg::Solver> make_device_pointers(const tut::cg::Csr& A, const tut::cg::DeviceMatrix& dA,
+                                                      const tut::cg::SolveOptions& opt) {
+    const std::vector<float> dinv = tut::cg::inverse_diagonal(A);
+    return std::make_unique<DevicePointerSolver>(dA, dinv, opt);
+}
+
+}  // namespace
+
+namespace lesson {
+std::vector<tut::cg::Variant> cg_variants() {
+    return {{"device pointers, check every k", make_device_pointers, true, /*uses_check_every=*/true}};
+}
+}  // namespace lesson
+
+#ifndef TUT_NO_MAIN
+int main(int argc, char** argv) {
+    const tut::LessonInfo info{"cg", "03_device_pointer_mode",
+                               "device pointer mode: scalars stay on the GPU, residual checked every k iterations"};
+    return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants());
+}
+#endif

@@ -1,0 +1,111 @@
+// CG lesson 1: NVIDIA's CG sample, retold: cuBLAS for the vector work, cuSPARSE for
+// A p, host pointer mode, no preconditioner, the host in charge of every iteration.
+//
+// Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
+//   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/cg/01_sample/sample.cu -lcublas -lcusparse -o sample
+// Run:  ./sample                 (--problem both adds the 2.1 M-row problem; --help for options)
+//
+// Every cublasSdot in host pointer mode returns its result to a host variable, so it
+// waits for the GPU: the host and the GPU take turns, twice per iteration, and the
+// sample adds a cudaDeviceSynchronize on top. That, not the SpMV, is what this lesson
+// measures.
+#include "tut/cg.hpp"
+#include "tut/check_cublas.hpp"
+
+namespace {
+
+using tut::cg::Outcome;
+using tut::cg::SolveResult;
+
+class SampleSolver final : public tut::cg::Solver {
+  public:
+    SampleSolver(const tut::cg::DeviceMatrix& A, const tut::cg::SolveOptions& opt)
+        : n_(A.n()), opt_(opt), r_(size_t(n_)), p_(size_t(n_)), q_(size_t(n_)) {
+        TUT_CUBLAS(cublasCreate(&cublas_));
+        TUT_CUSPARSE(cusparseCreate(&cusparse_));  // host pointer mode is the default for both
+        spmv_ = std::make_unique<tut::cg::CusparseSpmv>(cusparse_, A.view(), p_.get(), q_.get());
+    }
+    ~SampleSolver() override {
+        spmv_.reset();
+        cusparseDestroy(cusparse_);
+        cublasDestroy(cublas_);
+    }
+
+    SolveResult solve(const float* b, float* x) override {
+        const float one = 1.0f, zero = 0.0f;
+        SolveResult res;
+        TUT_CUDA(cudaMemset(x, 0, sizeof(float) * n_));                // x0 = 0
+        TUT_CUBLAS(cublasScopy(cublas_, n_, b, 1, r_.get(), 1));       // r = b - A x0 = b
+        float rr = 0.0f;
+        TUT_CUBLAS(cublasSdot(cublas_, n_, r_.get(), 1, r_.get(), 1, &rr));  // waits for the GPU
+        const double threshold = opt_.tolerance * opt_.tolerance * double(rr);
+        const double bb = rr;
+        if (rr <= threshold) return finish(res, Outcome::converged, 0, rr, bb);
+
+        float rr_old = rr;
+        while (res.iterations < opt_.max_iterations) {
+            // p = r on the first pass, then p = r + beta p.
+            if (res.iterations == 0) {
+                TUT_CUBLAS(cublasScopy(cublas_, n_, r_.get(), 1, p_.get(), 1));
+            } else {
+                const float beta = rr / rr_old;
+                TUT_CUBLAS(cublasSscal(cublas_, n_, &beta, p_.get(), 1));
+                TUT_CUBLAS(cublasSaxpy(cublas_, n_, &one, r_.get(), 1, p_.get(), 1));
+            }
+            spmv_->run(&one, &zero);  // q = A p
+            ++res.iterations;
+            float pq = 0.0f;
+            TUT_CUBLAS(cublasSdot(cublas_, n_, p_.get(), 1, q_.get(), 1, &pq));  // waits
+            if (!(pq > 0.0f)) return finish(res, Outcome::not_positive_definite, -1, rr, bb);
+            const float alpha = rr / pq, minus_alpha = -alpha;
+            TUT_CUBLAS(cublasSaxpy(cublas_, n_, &alpha, p_.get(), 1, x, 1));           // x += alpha p
+            TUT_CUBLAS(cublasSaxpy(cublas_, n_, &minus_alpha, q_.get(), 1, r_.get(), 1));  // r -= alpha q
+            rr_old = rr;
+            TUT_CUBLAS(cublasSdot(cublas_, n_, r_.get(), 1, r_.get(), 1, &rr));  // waits
+            TUT_CUDA(cudaDeviceSynchronize());  // the sample's sync at the end of every iteration
+            if (rr <= threshold) return finish(res, Outcome::converged, res.iterations, rr, bb);
+        }
+        return finish(res, Outcome::max_iterations, -1, rr, bb);
+    }
+
+    void spmv_once() override {
+        const float one = 1.0f, zero = 0.0f;
+        spmv_->run(&one, &zero);
+    }
+
+  private:
+    static SolveResult finish(SolveResult res, Outcome o, int converged_at, double rr, double bb) {
+        res.outcome = o;
+        res.converged_at = converged_at;
+        res.residual = bb > 0 ? std::sqrt(rr / bb) : 0.0;
+        return res;
+    }
+
+    int n_;
+    tut::cg::SolveOptions opt_;
+    tut::DeviceBuffer<float> r_, p_, q_;
+    cublasHandle_t cublas_ = nullptr;
+    cusparseHandle_t cusparse_ = nullptr;
+    std::unique_ptr<tut::cg::CusparseSpmv> spmv_;
+};
+
+std::unique_ptr<tut::cg::Solver> make_sample(const tut::cg::Csr& A, const tut::cg::DeviceMatrix& dA,
+                                             const tut::cg::SolveOptions& opt) {
+    tut::cg::require_solvable(A);
+    return std::make_unique<SampleSolver>(dA, opt);
+}
+
+}  // namespace
+
+namespace lesson {
+std::vector<tut::cg::Variant> cg_variants() {
+    return {{"cuBLAS+cuSPARSE, host pointers", make_sample, /*preconditioned=*/false}};
+}
+}  // namespace lesson
+
+#ifndef TUT_NO_MAIN
+int main(int argc, char** argv) {
+    const tut::LessonInfo info{"cg", "01_sample", "the CG sample: cuBLAS + cuSPARSE, host pointer mode, no preconditioner"};
+    return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants());
+}
+#endif

@@ -1,0 +1,225 @@
+// CG lesson 4: our own dot-product kernel in place of cublasSdot.
+//
+// Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
+//   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/cg/04_own_dot/own_dot.cu -lcublas -lcusparse -o own_dot
+// Run:  ./own_dot               (--help for options)
+//
+// cublasSdot in device pointer mode is two launches (per-block partial sums, then a final
+// reduction) and is written for any length and stride. Ours is one launch: a grid-stride
+// loop, a reduction within the block, and one atomicAdd per block into the result. The
+// result must start at zero, so the kernel that consumes a dot product (update_alpha,
+// update_beta) also zeroes it for the next iteration. Three dots per iteration: six
+// launches become three.
+#include "tut/cg.hpp"
+#include "tut/check_cublas.hpp"
+
+namespace {
+
+using tut::cg::Outcome;
+using tut::cg::SolveResult;
+
+constexpr int kBlock = 256;
+enum Status : int { kRunning = 0, kConverged = 1, kNotPositiveDefinite = 2 };
+constexpr int kDotBlocksPerSm = 8;  // enough blocks to fill the GPU; few enough atomics
+
+// Everything the iteration needs to know, in device memory. Our dot kernel accumulates
+// into pq, rr and rz_new (each zeroed by the kernel that consumes it); cuBLAS and
+// cuSPARSE read alpha, beta from it.
+struct Scalars {
+    float pq, rr, rz, rz_new;           // p.q, r.r, r.z (current), r.z (new)
+    float alpha, minus_alpha, beta;
+    float bb, threshold;                // ||b||^2 and tol^2 ||b||^2
+    float rr_last;                      // the last ||r||^2, kept for the host (rr is zeroed)
+    int iteration, status, converged_at;
+};
+
+// Sum of v over the block; the result is valid in thread 0. blockDim.x: a multiple of 32.
+__device__ float block_sum(float v) {
+    __shared__ float warp_sums[32];
+    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    if (lane == 0) warp_sums[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < int(blockDim.x / 32) ? warp_sums[lane] : 0.0f;
+        for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+    }
+    return v;
+}
+
+// *result += x . y. *result must be zero (or a partial sum) before the launch.
+__global__ void dot_kernel(int n, const float* __restrict__ x, const float* __restrict__ y, float* result) {
+    float sum = 0.0f;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) sum += x[i] * y[i];
+    sum = block_sum(sum);
+    if (threadIdx.x == 0) atomicAdd(result, sum);  // one atomic per block, not per element
+}
+
+__global__ void jacobi_apply(int n, const float* __restrict__ dinv, const float* __restrict__ r, float* __restrict__ z) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) z[i] = dinv[i] * r[i];
+}
+
+// After the first dot products: remember ||b||^2, set the threshold, maybe already done.
+__global__ void start_scalars(Scalars* s, float tol2) {
+    s->bb = s->rr_last = s->rr;
+    s->threshold = tol2 * s->rr;
+    s->iteration = 0;
+    s->status = s->rr <= s->threshold ? kConverged : kRunning;
+    s->converged_at = s->status == kConverged ? 0 : -1;
+    s->rr = 0.0f;  // ready for the first iteration's dot
+}
+
+// alpha = r.z / p.q. Once the solve is over, alpha = 0: the iterations the host runs
+// before it notices leave x and r as they are. p.q <= 0 means A is not positive definite.
+__global__ void update_alpha(Scalars* s) {
+    const float pq = s->pq;
+    s->pq = 0.0f;  // ready for the next iteration's dot
+    if (s->status != kRunning) {
+        s->alpha = s->minus_alpha = 0.0f;
+        return;
+    }
+    s->iteration++;
+    if (!(pq > 0.0f)) {  // also catches NaN
+        s->status = kNotPositiveDefinite;
+        s->alpha = s->minus_alpha = 0.0f;
+        return;
+    }
+    s->alpha = s->rz / pq;
+    s->minus_alpha = -s->alpha;
+}
+
+// Convergence test on ||r||^2, then beta = r.z new / old.
+__global__ void update_beta(Scalars* s) {
+    const float rr = s->rr, rz_new = s->rz_new;
+    s->rr = s->rz_new = 0.0f;  // ready for the next iteration's dots
+    if (s->status != kRunning) {
+        s->beta = 0.0f;
+        return;
+    }
+    s->rr_last = rr;
+    if (rr <= s->threshold) {
+        s->status = kConverged;
+        s->converged_at = s->iteration;
+        s->beta = 0.0f;
+        return;
+    }
+    s->beta = rz_new / s->rz;
+    s->rz = rz_new;
+}
+
+class OwnDotSolver final : public tut::cg::Solver {
+  public:
+    OwnDotSolver(const tut::cg::DeviceMatrix& A, const std::vector<float>& dinv, const tut::cg::SolveOptions& opt)
+        : n_(A.n()), opt_(opt), dinv_(dinv), r_(size_t(n_)), z_(size_t(n_)), p_(size_t(n_)), q_(size_t(n_)),
+          consts_(std::vector<float>{1.0f, 0.0f}), scalars_(1) {
+        int device = 0, sms = 0;
+        TUT_CUDA(cudaGetDevice(&device));
+        TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        dot_blocks_ = std::max(1, std::min((n_ + kBlock - 1) / kBlock, kDotBlocksPerSm * sms));
+        TUT_CUBLAS(cublasCreate(&cublas_));
+        TUT_CUSPARSE(cusparseCreate(&cusparse_));
+        // Scalars are device pointers from now on: no call returns a value to the host.
+        TUT_CUBLAS(cublasSetPointerMode(cublas_, CUBLAS_POINTER_MODE_DEVICE));
+        TUT_CUSPARSE(cusparseSetPointerMode(cusparse_, CUSPARSE_POINTER_MODE_DEVICE));
+        spmv_ = std::make_unique<tut::cg::CusparseSpmv>(cusparse_, A.view(), p_.get(), q_.get());
+    }
+    ~OwnDotSolver() override {
+        spmv_.reset();
+        cusparseDestroy(cusparse_);
+        cublasDestroy(cublas_);
+    }
+
+    SolveResult solve(const float* b, float* x) override {
+        Scalars* s = scalars_.get();
+        TUT_CUDA(cudaMemsetAsync(s, 0, sizeof(Scalars)));
+        TUT_CUDA(cudaMemsetAsync(x, 0, sizeof(float) * n_));
+        TUT_CUBLAS(cublasScopy(cublas_, n_, b, 1, r_.get(), 1));
+        dot(r_.get(), r_.get(), &s->rr);
+        precondition();
+        TUT_CUBLAS(cublasScopy(cublas_, n_, z_.get(), 1, p_.get(), 1));
+        dot(r_.get(), z_.get(), &s->rz);
+        start_scalars<<<1, 1>>>(s, float(opt_.tolerance * opt_.tolerance));
+        TUT_LAUNCH("start_scalars");
+
+        // Enqueue k iterations, then one copy back (the only wait) to look at the status.
+        int performed = 0;
+        Scalars h{};
+        while (performed < opt_.max_iterations) {
+            const int chunk = std::min(opt_.check_every, opt_.max_iterations - performed);
+            for (int i = 0; i < chunk; ++i) iteration(x);
+            performed += chunk;
+            TUT_CUDA(cudaMemcpy(&h, s, sizeof(Scalars), cudaMemcpyDeviceToHost));
+            if (h.status != kRunning) break;
+        }
+        SolveResult res;
+        res.iterations = performed;
+        res.converged_at = h.converged_at;
+        res.outcome = h.status == kConverged             ? Outcome::converged
+                      : h.status == kNotPositiveDefinite ? Outcome::not_positive_definite
+                                                         : Outcome::max_iterations;
+        res.residual = h.bb > 0 ? std::sqrt(double(h.rr_last) / h.bb) : 0.0;
+        return res;
+    }
+
+    void spmv_once() override { spmv_->run(consts_.get(), consts_.get() + 1); }
+
+  private:
+    // One iteration, enqueued; nothing here waits for the GPU.
+    void iteration(float* x) {
+        Scalars* s = scalars_.get();
+        const float* one = consts_.get();
+        spmv_->run(one, consts_.get() + 1);                                          // q = A p
+        dot(p_.get(), q_.get(), &s->pq);
+        update_alpha<<<1, 1>>>(s);
+        TUT_LAUNCH("update_alpha");
+        TUT_CUBLAS(cublasSaxpy(cublas_, n_, &s->alpha, p_.get(), 1, x, 1));          // x += alpha p
+        TUT_CUBLAS(cublasSaxpy(cublas_, n_, &s->minus_alpha, q_.get(), 1, r_.get(), 1));  // r -= alpha q
+        dot(r_.get(), r_.get(), &s->rr);
+        precondition();                                                              // z = D^-1 r
+        dot(r_.get(), z_.get(), &s->rz_new);
+        update_beta<<<1, 1>>>(s);
+        TUT_LAUNCH("update_beta");
+        TUT_CUBLAS(cublasSscal(cublas_, n_, &s->beta, p_.get(), 1));                  // p = beta p
+        TUT_CUBLAS(cublasSaxpy(cublas_, n_, one, z_.get(), 1, p_.get(), 1));          //   + z
+    }
+    void precondition() {
+        jacobi_apply<<<(n_ + kBlock - 1) / kBlock, kBlock>>>(n_, dinv_.get(), r_.get(), z_.get());
+        TUT_LAUNCH("jacobi_apply");
+    }
+    void dot(const float* a, const float* b, float* result) {
+        dot_kernel<<<dot_blocks_, kBlock>>>(n_, a, b, result);
+        TUT_LAUNCH("dot_kernel");
+    }
+
+    int n_;
+    int dot_blocks_ = 1;
+    tut::cg::SolveOptions opt_;
+    tut::DeviceBuffer<float> dinv_, r_, z_, p_, q_;
+    tut::DeviceBuffer<float> consts_;  // 1 and 0, for the device-pointer alpha/beta of SpMV and axpy
+    tut::DeviceBuffer<Scalars> scalars_;
+    cublasHandle_t cublas_ = nullptr;
+    cusparseHandle_t cusparse_ = nullptr;
+    std::unique_ptr<tut::cg::CusparseSpmv> spmv_;
+};
+
+std::unique_ptr<tut::cg::Solver> make_own_dot(const tut::cg::Csr& A, const tut::cg::DeviceMatrix& dA,
+                                                      const tut::cg::SolveOptions& opt) {
+    const std::vector<float> dinv = tut::cg::inverse_diagonal(A);
+    return std::make_unique<OwnDotSolver>(dA, dinv, opt);
+}
+
+}  // namespace
+
+namespace lesson {
+std::vector<tut::cg::Variant> cg_variants() {
+    return {{"own dot kernel, check every k", make_own_dot, true, /*uses_check_every=*/true}};
+}
+}  // namespace lesson
+
+#ifndef TUT_NO_MAIN
+int main(int argc, char** argv) {
+    const tut::LessonInfo info{"cg", "04_own_dot", "our own dot-product kernel instead of cublasSdot"};
+    return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants());
+}
+#endif

@@ -1,0 +1,255 @@
+// CG lesson 5: kernel fusion. Per iteration: cusparseSpMV and three of our kernels, where
+// lesson 4 ran eleven launches (SpMV, three dots, two scalar kernels, the Jacobi kernel,
+// three axpys and a scal).
+//
+// Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
+//   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/cg/05_fusion/fusion.cu -lcusparse -o fusion
+// Run:  ./fusion --problem both     (--help for options)
+//
+// At 40 000 rows every vector operation is a few microseconds of launch and ramp-up
+// around well under a microsecond of memory traffic, so the iteration costs about as much
+// as the launches it makes. Fusing work that walks the same index range into one kernel
+// removes launches and also the round trips of temporaries through memory:
+//   1. dot_pq_alpha:  p.q, and the last block to finish computes alpha (update scalars);
+//   2. update_x_r_z:  x += alpha p, r -= alpha q, z = D^-1 r, and both dots r.z and r.r
+//                     in the same pass; the last block tests convergence and computes beta;
+//   3. update_p:      p = z + beta p.
+// "The last block to finish" (atomicInc on a counter after a __threadfence) replaces the
+// one-thread scalar kernels of lessons 3-4: the block that sees the counter reach
+// gridDim.x - 1 knows every partial sum is in, so the scalar update needs no launch.
+#include "tut/cg.hpp"
+
+namespace {
+
+using tut::cg::Outcome;
+using tut::cg::SolveResult;
+
+constexpr int kBlock = 256;
+constexpr int kBlocksPerSm = 8;
+enum Status : int { kRunning = 0, kConverged = 1, kNotPositiveDefinite = 2 };
+
+struct Scalars {
+    float pq, rr, rz, rz_new;           // dot products being accumulated / their results
+    float alpha, beta;
+    float bb, threshold;
+    float rr_last;
+    int iteration, status, converged_at;
+    unsigned blocks_done;               // for the last-block pattern; back to 0 after each use
+};
+
+__device__ float warp_sum(float v) {
+    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+    return v;
+}
+
+// Sums a and b over the block (two reductions for the price of one __syncthreads pair).
+// The results are valid in thread 0.
+__device__ void block_sum2(float& a, float& b) {
+    __shared__ float2 warp_sums[32];
+    a = warp_sum(a);
+    b = warp_sum(b);
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    if (lane == 0) warp_sums[warp] = make_float2(a, b);
+    __syncthreads();
+    if (warp == 0) {
+        const float2 w = lane < int(blockDim.x / 32) ? warp_sums[lane] : make_float2(0.0f, 0.0f);
+        a = warp_sum(w.x);
+        b = warp_sum(w.y);
+    }
+}
+
+// Called by thread 0 of every block after its atomicAdds; true in exactly one block, the
+// last to get here, which then sees every block's contribution. The __threadfence
+// orders this block's atomicAdds before its count.
+__device__ bool last_block(unsigned* blocks_done) {
+    __threadfence();
+    const unsigned ticket = atomicAdd(blocks_done, 1u);
+    const bool last = ticket == gridDim.x - 1;
+    if (last) *blocks_done = 0;  // everyone has counted: reset for the next use
+    return last;
+}
+
+// Before the loop: x = 0, r = b, z = D^-1 r, p = z, r.z and r.r; the last block sets the
+// threshold. *s must be zero.
+__global__ void start(int n, const float* __restrict__ b, const float* __restrict__ dinv, float* __restrict__ x,
+                      float* __restrict__ r, float* __restrict__ z, float* __restrict__ p, Scalars* s, float tol2) {
+    float rz = 0.0f, rr = 0.0f;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const float ri = b[i], zi = dinv[i] * ri;
+        x[i] = 0.0f;
+        r[i] = ri;
+        z[i] = zi;
+        p[i] = zi;
+        rz += ri * zi;
+        rr += ri * ri;
+    }
+    block_sum2(rz, rr);
+    if (threadIdx.x == 0) {
+        atomicAdd(&s->rz, rz);
+        atomicAdd(&s->rr, rr);
+        if (last_block(&s->blocks_done)) {
+            const float bb = __ldcg(&s->rr);
+            s->bb = s->rr_last = bb;
+            s->threshold = tol2 * bb;
+            s->status = bb <= s->threshold ? kConverged : kRunning;
+            s->converged_at = s->status == kConverged ? 0 : -1;
+            s->rr = 0.0f;
+        }
+    }
+}
+
+// p.q; the last block computes alpha (0 once the solve is over) and flags p.q <= 0.
+__global__ void dot_pq_alpha(int n, const float* __restrict__ p, const float* __restrict__ q, Scalars* s) {
+    float pq = 0.0f, unused = 0.0f;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) pq += p[i] * q[i];
+    block_sum2(pq, unused);
+    if (threadIdx.x == 0) {
+        atomicAdd(&s->pq, pq);
+        if (last_block(&s->blocks_done)) {
+            const float total = __ldcg(&s->pq);
+            s->pq = 0.0f;
+            s->alpha = 0.0f;
+            if (s->status == kRunning) {
+                s->iteration++;
+                if (total > 0.0f)
+                    s->alpha = s->rz / total;
+                else
+                    s->status = kNotPositiveDefinite;  // also NaN
+            }
+        }
+    }
+}
+
+// x += alpha p; r -= alpha q; z = D^-1 r; r.z and r.r. The last block tests convergence
+// and computes beta (0 once the solve is over).
+__global__ void update_x_r_z(int n, const float* __restrict__ p, const float* __restrict__ q,
+                             const float* __restrict__ dinv, float* __restrict__ x, float* __restrict__ r,
+                             float* __restrict__ z, Scalars* s) {
+    const float alpha = s->alpha;
+    float rz = 0.0f, rr = 0.0f;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        x[i] += alpha * p[i];
+        const float ri = r[i] - alpha * q[i];
+        const float zi = dinv[i] * ri;
+        r[i] = ri;
+        z[i] = zi;
+        rz += ri * zi;
+        rr += ri * ri;
+    }
+    block_sum2(rz, rr);
+    if (threadIdx.x == 0) {
+        atomicAdd(&s->rz_new, rz);
+        atomicAdd(&s->rr, rr);
+        if (last_block(&s->blocks_done)) {
+            const float rz_new = __ldcg(&s->rz_new), rr_total = __ldcg(&s->rr);
+            s->rz_new = s->rr = 0.0f;
+            s->beta = 0.0f;
+            if (s->status == kRunning) {
+                s->rr_last = rr_total;
+                if (rr_total <= s->threshold) {
+                    s->status = kConverged;
+                    s->converged_at = s->iteration;
+                } else {
+                    s->beta = rz_new / s->rz;
+                    s->rz = rz_new;
+                }
+            }
+        }
+    }
+}
+
+// p = z + beta p.
+__global__ void update_p(int n, const float* __restrict__ z, float* __restrict__ p, const Scalars* s) {
+    const float beta = s->beta;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) p[i] = z[i] + beta * p[i];
+}
+
+class FusedSolver final : public tut::cg::Solver {
+  public:
+    FusedSolver(const tut::cg::DeviceMatrix& A, const std::vector<float>& dinv, const tut::cg::SolveOptions& opt)
+        : n_(A.n()), opt_(opt), dinv_(dinv), r_(size_t(n_)), z_(size_t(n_)), p_(size_t(n_)), q_(size_t(n_)),
+          consts_(std::vector<float>{1.0f, 0.0f}), scalars_(1) {
+        int device = 0, sms = 0;
+        TUT_CUDA(cudaGetDevice(&device));
+        TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        blocks_ = std::max(1, std::min((n_ + kBlock - 1) / kBlock, kBlocksPerSm * sms));
+        TUT_CUSPARSE(cusparseCreate(&cusparse_));
+        TUT_CUSPARSE(cusparseSetPointerMode(cusparse_, CUSPARSE_POINTER_MODE_DEVICE));
+        spmv_ = std::make_unique<tut::cg::CusparseSpmv>(cusparse_, A.view(), p_.get(), q_.get());
+    }
+    ~FusedSolver() override {
+        spmv_.reset();
+        cusparseDestroy(cusparse_);
+    }
+
+    SolveResult solve(const float* b, float* x) override {
+        Scalars* s = scalars_.get();
+        TUT_CUDA(cudaMemsetAsync(s, 0, sizeof(Scalars)));
+        start<<<blocks_, kBlock>>>(n_, b, dinv_.get(), x, r_.get(), z_.get(), p_.get(), s,
+                                   float(opt_.tolerance * opt_.tolerance));
+        TUT_LAUNCH("start");
+
+        int performed = 0;
+        Scalars h{};
+        while (performed < opt_.max_iterations) {
+            const int chunk = std::min(opt_.check_every, opt_.max_iterations - performed);
+            for (int i = 0; i < chunk; ++i) iteration(x);
+            performed += chunk;
+            TUT_CUDA(cudaMemcpy(&h, s, sizeof(Scalars), cudaMemcpyDeviceToHost));
+            if (h.status != kRunning) break;
+        }
+        SolveResult res;
+        res.iterations = performed;
+        res.converged_at = h.converged_at;
+        res.outcome = h.status == kConverged             ? Outcome::converged
+                      : h.status == kNotPositiveDefinite ? Outcome::not_positive_definite
+                                                         : Outcome::max_iterations;
+        res.residual = h.bb > 0 ? std::sqrt(double(h.rr_last) / h.bb) : 0.0;
+        return res;
+    }
+
+    void spmv_once() override { spmv_->run(consts_.get(), consts_.get() + 1); }
+
+  private:
+    // SpMV + 3 kernels, enqueued; nothing here waits for the GPU.
+    void iteration(float* x) {
+        Scalars* s = scalars_.get();
+        spmv_->run(consts_.get(), consts_.get() + 1);  // q = A p
+        dot_pq_alpha<<<blocks_, kBlock>>>(n_, p_.get(), q_.get(), s);
+        TUT_LAUNCH("dot_pq_alpha");
+        update_x_r_z<<<blocks_, kBlock>>>(n_, p_.get(), q_.get(), dinv_.get(), x, r_.get(), z_.get(), s);
+        TUT_LAUNCH("update_x_r_z");
+        update_p<<<blocks_, kBlock>>>(n_, z_.get(), p_.get(), s);
+        TUT_LAUNCH("update_p");
+    }
+
+    int n_;
+    int blocks_ = 1;
+    tut::cg::SolveOptions opt_;
+    tut::DeviceBuffer<float> dinv_, r_, z_, p_, q_;
+    tut::DeviceBuffer<float> consts_;
+    tut::DeviceBuffer<Scalars> scalars_;
+    cusparseHandle_t cusparse_ = nullptr;
+    std::unique_ptr<tut::cg::CusparseSpmv> spmv_;
+};
+
+std::unique_ptr<tut::cg::Solver> make_fused(const tut::cg::Csr& A, const tut::cg::DeviceMatrix& dA,
+                                            const tut::cg::SolveOptions& opt) {
+    const std::vector<float> dinv = tut::cg::inverse_diagonal(A);
+    return std::make_unique<FusedSolver>(dA, dinv, opt);
+}
+
+}  // namespace
+
+namespace lesson {
+std::vector<tut::cg::Variant> cg_variants() {
+    return {{"SpMV + 3 fused kernels, check every k", make_fused, true, /*uses_check_every=*/true}};
+}
+}  // namespace lesson
+
+#ifndef TUT_NO_MAIN
+int main(int argc, char** argv) {
+    const tut::LessonInfo info{"cg", "05_fusion", "kernel fusion: cusparseSpMV + three fused kernels per iteration"};
+    return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants());
+}
+#endif
