@@ -63,11 +63,19 @@ def main_unit(lessons):
     return max(counts, key=counts.get) if counts else ""
 
 
+def in_progression(record):
+    """False for records a lesson marks as outside its track's progression (extra.progression:
+    false), e.g. TF32 tensor-core runs in the FP32 SGEMM track or whole-pipeline wall times."""
+    extra = record.get("extra")
+    return not (isinstance(extra, dict) and extra.get("progression") is False)
+
+
 def best_per_lesson(lessons, unit):
     """[(lesson, record or None)]: the highest-valued record of each lesson in `unit`.
 
     Every unit the tour reports is a rate (GFLOP/s, GB/s, solves/s), so higher is better.
-    Records measured beside the library are preferred: a lesson's extra runs without a
+    Records marked outside the progression (see in_progression) are passed over when the
+    lesson has others. Records measured beside the library are preferred: a lesson's extra runs without a
     library baseline (the reduction track's block x grid sweep) do not displace its
     headline. A lesson whose records all lack a value keeps its first record (shown as
     n/a); a lesson with no record in `unit` gets None.
@@ -75,6 +83,8 @@ def best_per_lesson(lessons, unit):
     out = []
     for lesson, records in lessons.items():
         same_unit = [r for r in records if (r.get("unit") or "") == unit]
+        steps = [r for r in same_unit if in_progression(r)]
+        same_unit = steps or same_unit
         measured = [r for r in same_unit if number(r.get("value")) is not None]
         beside_library = [r for r in measured if ratio(r, "ratio_to_library", "library_value") is not None]
         measured = beside_library or measured

@@ -26,6 +26,18 @@ class Progression(unittest.TestCase):
         self.assertEqual(rows[1][-1], "- *")
         self.assertEqual(rows[2][-1], "3.00x *")
 
+    def test_records_outside_the_progression_are_not_steps(self):
+        tf32 = rec("08_cublas", "tf32", 400)
+        tf32["extra"] = {"progression": False}
+        rows = tour.progression_table("sgemm", [rec("07_volkov", "g16", 20), rec("08_cublas", "fp32", 50), tf32])
+        self.assertEqual(rows[1][-1], "2.50x *")
+        self.assertEqual(rows[2][-1], "-")
+        pipeline = rec("02_um", "managed", 1)
+        pipeline["extra"] = {"progression": False}
+        rows = tour.progression_table("sgemm", [rec("01_naive", "a", 10), pipeline, rec("03_unroll", "b", 20)])
+        self.assertEqual(rows[1][-1], "- *")
+        self.assertEqual(rows[2][-1], "2.00x *")
+
     def test_missing_values(self):
         rows = tour.progression_table("x", [{"track": "x", "lesson": "01", "variant": "v", "value": None}])
         self.assertEqual(rows[0][4].strip(), "-")

@@ -23,6 +23,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import results_json as rj  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 SKIP_EXIT = 77
 
@@ -48,39 +51,28 @@ def fmt_pct(r):
     return "-" if r is None else f"{100 * r:.1f}%"
 
 
-def best_by_lesson(records):
-    best = {}
-    for r in records:
-        v = r.get("value")
-        if v is None:
-            continue
-        key = r["lesson"]
-        if key not in best or v > best[key]["value"]:
-            best[key] = r
-    return best
-
-
 def progression_table(track, records):
-    """Rows for one track: every variant, with the speedup of each lesson's best over the previous lesson's best."""
-    best = best_by_lesson(records)
-    lessons = []
-    for r in records:
-        if r["lesson"] not in lessons:
-            lessons.append(r["lesson"])
+    """Rows for one track: every record, and for each lesson's best (marked *) its speedup
+    over the previous lesson's best. The best is chosen as in the README table
+    (results_json.best_per_lesson: the track's main unit, steps of the progression first);
+    baselines (lessons 00_*) and records outside the progression are not steps."""
+    lessons = rj.by_track(records).get(track, {})
+    best = dict(rj.best_per_lesson(lessons, rj.main_unit(lessons)))
     rows = []
     prev_best = None
-    for lesson in lessons:
+    for lesson, recs in lessons.items():
         b = best.get(lesson)
-        for r in (x for x in records if x["lesson"] == lesson):
+        is_step = b is not None and rj.in_progression(b) and not lesson.startswith("00")
+        for r in recs:
             speedup = "-"
-            if r is b and prev_best is not None and prev_best.get("value") and not lesson.startswith("00"):
+            if r is b and is_step and prev_best is not None and prev_best.get("value"):
                 speedup = f"{r['value'] / prev_best['value']:.2f}x"
             rows.append([lesson, r.get("variant", ""), str(r.get("size", "")),
                          fmt_value(r.get("time_ms"), 3) if r.get("time_ms") is not None else "-",
                          f"{fmt_value(r.get('value'))} {r.get('unit', '')}",
                          fmt_pct(r.get("ratio_to_library")), fmt_pct(r.get("ratio_to_peak")),
                          speedup + (" *" if r is b else "")])
-        if b is not None and not lesson.startswith("00"):  # 00_* are baselines, not steps
+        if is_step and b.get("value") is not None:
             prev_best = b
     return rows
 
