@@ -49,7 +49,9 @@ def track_table(track, lessons):
     unit = rj.main_unit(lessons)
     best = rj.best_per_lesson(lessons, unit)
     chosen = [r for _, r in best if r is not None]
-    library, peak = common(chosen, "library"), common(chosen, "peak")
+    # A name shared by every record that has the ratio goes into the column header once.
+    library = common([r for r in chosen if rj.ratio(r, "ratio_to_library", "library_value") is not None], "library")
+    peak = common([r for r in chosen if rj.ratio(r, "ratio_to_peak", "peak_value") is not None], "peak")
     with_iterations = any(isinstance(r.get("extra"), dict) and "iterations" in r["extra"] for r in chosen)
 
     # A ceiling no lesson of the track has (CG has no hardware peak) gets no column.
