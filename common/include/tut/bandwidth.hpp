@@ -319,18 +319,6 @@ inline std::vector<int> make_indices(int count, int cols, IndexOrder order, uint
 
 namespace detail {
 
-/// Refuses an unknown --variant with the list of names (exit 2), before any GPU work.
-template <class V>
-bool variant_is_known(const char* lesson, const std::string& wanted, const std::vector<V>& variants) {
-    if (wanted.empty()) return true;
-    for (auto& v : variants)
-        if (v.name == wanted) return true;
-    std::fprintf(stderr, "%s: error: no variant named '%s'; this lesson has:", lesson, wanted.c_str());
-    for (auto& v : variants) std::fprintf(stderr, " '%s'", v.name.c_str());
-    std::fprintf(stderr, "\n");
-    return false;
-}
-
 inline int kernel_registers(const void* kernel) {
     if (!kernel) return -1;
     cudaFuncAttributes attr{};
@@ -345,11 +333,6 @@ inline double memcpy_d2d_gbs(void* dst, const void* src, size_t bytes, const Tim
     if (bytes == 0) return NAN;
     Timing t = time_gpu([&] { TUT_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice)); }, timing);
     return gbs(transfer_bytes_moved(Direction::DeviceToDevice, bytes), t.median_ms);
-}
-
-inline void warn_json(const char* lesson, const RunOptions& run, const Record& r) {
-    if (!append_json_line(run.json, r.json()))
-        std::fprintf(stderr, "%s: warning: could not append to %s\n", lesson, run.json.c_str());
 }
 
 }  // namespace detail
@@ -438,7 +421,7 @@ inline int transfers_main(int argc, char** argv, const LessonInfo& info) {
     cli.parse_or_exit(argc, argv);
     finish_run_options(run);
     const auto kinds = transfer_kinds();
-    if (!detail::variant_is_known(info.lesson, run.variant, kinds)) return kUsageExitCode;
+    if (!variant_is_known(info.lesson, run.variant, kinds)) return kUsageExitCode;
     require_gpu(info.lesson);
 
     return guarded_main(info.lesson, [&] {
@@ -564,7 +547,7 @@ inline int transfers_main(int argc, char** argv, const LessonInfo& info) {
                 r.extra.add("bytes", static_cast<long long>(sizes[s]))
                     .add("bytes_moved", transfer_bytes_moved(kind.direction, static_cast<size_t>(sizes[s])))
                     .add("pinned_is_page_locked", is_pinned(pinned_a.get()));
-                detail::warn_json(info.lesson, run, r);
+                append_record(info.lesson, run.json, r);
             }
         }
         table.print();
@@ -596,7 +579,7 @@ inline int copy_main(int argc, char** argv, const LessonInfo& info, const std::v
     add_run_options(cli, run);
     cli.parse_or_exit(argc, argv);
     finish_run_options(run);
-    if (!detail::variant_is_known(info.lesson, run.variant, variants)) return kUsageExitCode;
+    if (!variant_is_known(info.lesson, run.variant, variants)) return kUsageExitCode;
     require_gpu(info.lesson);
 
     return guarded_main(info.lesson, [&] {
@@ -663,7 +646,7 @@ inline int copy_main(int argc, char** argv, const LessonInfo& info, const std::v
                            fmt("%.0f", r.value), percent(r.ratio_to_library()), percent(r.ratio_to_peak()),
                            std::isfinite(previous_ms) ? fmt("%.2fx", previous_ms / t.median_ms) : "-", verdict});
             previous_ms = t.median_ms;
-            detail::warn_json(info.lesson, run, r);
+            append_record(info.lesson, run.json, r);
         }
         if (std::isfinite(library))
             table.add_row({"cudaMemcpy D2D (yardstick)", "-", "-", fmt("%.3f", moved / (library * 1e9) * 1e3),
@@ -723,7 +706,7 @@ inline int gather_main(int argc, char** argv, const LessonInfo& info, const std:
         std::fprintf(stderr, "%s: error: %s\n\n%s", info.lesson, e.what(), cli.usage().c_str());
         return kUsageExitCode;
     }
-    if (!detail::variant_is_known(info.lesson, run.variant, variants)) return kUsageExitCode;
+    if (!variant_is_known(info.lesson, run.variant, variants)) return kUsageExitCode;
     require_gpu(info.lesson);
 
     return guarded_main(info.lesson, [&] {
@@ -814,7 +797,7 @@ inline int gather_main(int argc, char** argv, const LessonInfo& info, const std:
                            fmt("%.0f", r.value), percent(r.ratio_to_library()), percent(r.ratio_to_peak()),
                            std::isfinite(previous_ms) ? fmt("%.2fx", previous_ms / t.median_ms) : "-", verdict});
             previous_ms = t.median_ms;
-            detail::warn_json(info.lesson, run, r);
+            append_record(info.lesson, run.json, r);
         }
         if (std::isfinite(library))
             table.add_row({"cudaMemcpy D2D (yardstick)", "-", "-", fmt("%.3f", moved / (library * 1e9) * 1e3),

@@ -381,16 +381,7 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
     if (extra_options) extra_options(cli);
     cli.parse_or_exit(argc, argv);
     finish_run_options(run);
-    if (!run.variant.empty()) {
-        bool found = false;
-        for (auto& v : variants) found |= v.name == run.variant;
-        if (!found) {
-            std::fprintf(stderr, "%s: error: no variant named '%s'; this lesson has:", info.lesson, run.variant.c_str());
-            for (auto& v : variants) std::fprintf(stderr, " '%s'", v.name.c_str());
-            std::fprintf(stderr, "\n");
-            return kUsageExitCode;
-        }
-    }
+    if (!variant_is_known(info.lesson, run.variant, variants)) return kUsageExitCode;
     // Read a Matrix Market file before touching the GPU: a bad file is bad input.
     std::unique_ptr<Csr> file_matrix;
     if (!po.matrix.empty()) {
@@ -537,8 +528,7 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
                                std::isfinite(rec.ratio_to_library()) ? fmt("%.1fx", rec.ratio_to_library()) : "-",
                                std::isfinite(check.true_residual) ? fmt("%.1e", check.true_residual) : "-",
                                check.verdict});
-                if (!append_json_line(run.json, rec.json()))
-                    std::fprintf(stderr, "%s: warning: could not append to %s\n", info.lesson, run.json.c_str());
+                append_record(info.lesson, run.json, rec);
                 // Lesson 1 records itself for the later lessons' "x L1" column; variants of
                 // other lessons record under lesson/variant.
                 append_shared(po.share, is_l1 ? "01_sample" : std::string(info.lesson) + "/" + v.name, key, total_ms,

@@ -6,9 +6,12 @@
 #include "cli.hpp"
 #include "device_facts.hpp"
 #include "gpu.hpp"
+#include "report.hpp"
 
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <vector>
 
 namespace tut {
 
@@ -39,6 +42,34 @@ int guarded_main(const char* program, Body&& body) {
         std::fprintf(stderr, "%s: error: %s\n", program, e.what());
         return 1;
     }
+}
+
+/// True when `wanted` is empty or one of `names`; otherwise prints the names to choose
+/// from (`context`, e.g. " for --type float", follows the name) and returns false, so the
+/// lesson can exit with kUsageExitCode before any GPU work.
+inline bool variant_is_known(const char* lesson, const std::string& wanted, const std::vector<std::string>& names,
+                             const std::string& context = "") {
+    if (wanted.empty()) return true;
+    for (auto& name : names)
+        if (name == wanted) return true;
+    std::fprintf(stderr, "%s: error: no variant named '%s'%s; this lesson has:", lesson, wanted.c_str(), context.c_str());
+    for (auto& name : names) std::fprintf(stderr, " '%s'", name.c_str());
+    std::fprintf(stderr, "\n");
+    return false;
+}
+
+/// The same for a list of variants (anything with a `name`).
+template <class Variant>
+bool variant_is_known(const char* lesson, const std::string& wanted, const std::vector<Variant>& variants) {
+    std::vector<std::string> names;
+    for (auto& v : variants) names.push_back(v.name);
+    return variant_is_known(lesson, wanted, names);
+}
+
+/// Appends `record` to the --json file (if any), warning on stderr when that fails.
+inline void append_record(const char* lesson, const std::string& json_path, const Record& record) {
+    if (!append_json_line(json_path, record.json()))
+        std::fprintf(stderr, "%s: warning: could not append to %s\n", lesson, json_path.c_str());
 }
 
 /// One line about the GPU and its ceilings, printed before every lesson's table.

@@ -648,8 +648,7 @@ bool run_type(const DriverContext& ctx, const std::vector<Variant<T>>& variants)
                        std::isfinite(previous_ms) ? fmt("%.2fx", previous_ms / t.median_ms) : "-",
                        det_runs > 0 ? fmt("%d/%d", distinct, det_runs) : "-", verdict});
         previous_ms = t.median_ms;
-        if (!append_json_line(run.json, r.json()))
-            std::fprintf(stderr, "%s: warning: could not append to %s\n", ctx.info.lesson, run.json.c_str());
+        append_record(ctx.info.lesson, run.json, r);
     }
     if (std::isfinite(library_gbs))
         table.add_row({"cub::DeviceReduce::Sum", "-", "-", fmt("%.4f", library_ms), fmt("%.0f", library_gbs),
@@ -712,7 +711,7 @@ inline bool run_sweep(const DriverContext& ctx, const Sweep& sweep) {
             r.peak_value = ctx.dev.dram_peak_gbs;
             r.checked = v.ok;
             r.extra.add("type", "double").add("sweep", true).add("threads", int(threads)).add("blocks", int(blocks));
-            append_json_line(run.json, r.json());
+            append_record(ctx.info.lesson, run.json, r);
         }
     std::printf("\n%s/%s --sweep: %s, n = %zu doubles, time in ms (median of %d, L2 flushed)\n", ctx.info.track,
                 ctx.info.lesson, sweep.what, n, timing.repeats);
@@ -762,13 +761,7 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const Vari
     collect("float", variants.f32);
     collect("int", variants.i32);
     collect("complex", variants.c64);
-    if (!run.variant.empty() && std::find(names.begin(), names.end(), run.variant) == names.end()) {
-        std::fprintf(stderr, "%s: error: no variant named '%s' for --type %s; this lesson has:", info.lesson,
-                     run.variant.c_str(), type.c_str());
-        for (auto& s : names) std::fprintf(stderr, " '%s'", s.c_str());
-        std::fprintf(stderr, "\n");
-        return kUsageExitCode;
-    }
+    if (!variant_is_known(info.lesson, run.variant, names, " for --type " + type)) return kUsageExitCode;
     if (names.empty()) {
         std::fprintf(stderr, "%s: error: this lesson has no %s variant (see its README)\n", info.lesson, type.c_str());
         return kUsageExitCode;

@@ -197,16 +197,7 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
                      info.lesson, n, sizes_text.c_str(), cli.usage().c_str());
         return kUsageExitCode;
     }
-    if (!run.variant.empty()) {
-        bool found = false;
-        for (auto& v : variants) found |= v.name == run.variant;
-        if (!found) {
-            std::fprintf(stderr, "%s: error: no variant named '%s'; this lesson has:", info.lesson, run.variant.c_str());
-            for (auto& v : variants) std::fprintf(stderr, " %s", v.name.c_str());
-            std::fprintf(stderr, "\n");
-            return kUsageExitCode;
-        }
-    }
+    if (!variant_is_known(info.lesson, run.variant, variants)) return kUsageExitCode;
     require_gpu(info.lesson);
 
     return guarded_main(info.lesson, [&] {
@@ -276,8 +267,7 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
                            percent(r.ratio_to_peak()),
                            std::isfinite(previous_ms) ? fmt("%.2fx", previous_ms / t.median_ms) : "-", verdict});
             previous_ms = t.median_ms;
-            if (!append_json_line(run.json, r.json()))
-                std::fprintf(stderr, "%s: warning: could not append to %s\n", info.lesson, run.json.c_str());
+            append_record(info.lesson, run.json, r);
         }
         if (std::isfinite(library_gflops))
             table.add_row({"cuBLAS (reference)", "-", "-", fmt("%.3f", gflops(n, 1.0) / library_gflops * 1.0),
@@ -356,16 +346,7 @@ inline int host_lesson_main(int argc, char** argv, const LessonInfo& info, const
     add_run_options(cli, run);
     cli.parse_or_exit(argc, argv);
     finish_run_options(run);
-    if (!run.variant.empty()) {
-        bool found = false;
-        for (auto& v : variants) found |= v.name == run.variant;
-        if (!found) {
-            std::fprintf(stderr, "%s: error: no variant named '%s'; this lesson has:", info.lesson, run.variant.c_str());
-            for (auto& v : variants) std::fprintf(stderr, " '%s'", v.name.c_str());
-            std::fprintf(stderr, "\n");
-            return kUsageExitCode;
-        }
-    }
+    if (!variant_is_known(info.lesson, run.variant, variants)) return kUsageExitCode;
     require_gpu(info.lesson);
 
     return guarded_main(info.lesson, [&] {
@@ -456,8 +437,7 @@ inline int host_lesson_main(int argc, char** argv, const LessonInfo& info, const
             table.add_row({v.name, ms(median.allocate), ms(median.fill), ms(median.to_gpu), ms(median.kernel),
                            ms(median.to_host), ms(median.read), ms(median.release), ms(wall_ms), fmt("%.0f", r.value),
                            fmt("%.2fx", first_ms / wall_ms), verdict});
-            if (!append_json_line(run.json, r.json()))
-                std::fprintf(stderr, "%s: warning: could not append to %s\n", info.lesson, run.json.c_str());
+            append_record(info.lesson, run.json, r);
         }
         if (std::isfinite(library_ms))
             table.add_row({"cuBLAS kernel alone", "-", "-", "-", fmt("%.2f", library_ms), "-", "-", "-", "-",
