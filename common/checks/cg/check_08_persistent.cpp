@@ -1,8 +1,12 @@
-// Checks for cg/08_persistent: one persistent cooperative kernel with its own SpMV (the TODO: the grid-wide barrier).
+// Checks for cg/08_persistent: one persistent cooperative kernel (the TODO: the grid-wide barrier).
 // Shared by the exercise (lessons/) and the solution (solutions/); see cg_checks.hpp.
 #include "cg_checks.hpp"
 
 using namespace cg_checks;
+
+namespace lesson {
+std::vector<tut::cg::Variant> cg_path_variants();  // defined in persistent.cu
+}
 
 TEST_CASE("cg/08_persistent solves the default problem and small ones to tolerance (true residual on the CPU)",
           "[exercise]") {
@@ -11,7 +15,22 @@ TEST_CASE("cg/08_persistent solves the default problem and small ones to toleran
     check_all_solve(names);
 }
 
+TEST_CASE("cg/08_persistent: the resident and the streaming path each solve the small problems and the default one",
+          "[exercise]") {
+    std::vector<std::string> names = kSmallProblems;
+    names.push_back("default");
+    for (const tut::cg::Variant& v : lesson::cg_path_variants())
+        for (const auto& name : names) check_solves(v, name);
+}
+
 TEST_CASE("cg/08_persistent solves the 2.1 M-row problem to tolerance", "[exercise]") { check_all_solve({"large"}); }
+
+TEST_CASE("cg/08_persistent: the resident path refuses the 2.1 M-row problem (it does not fit on chip)", "[baseline]") {
+    TestProblem& p = problem("large");
+    SolveOptions opt;
+    for (const tut::cg::Variant& v : lesson::cg_path_variants())
+        if (v.name == "resident path") REQUIRE_THROWS_AS(v.make(p.A, *p.dA, opt), tut::Unsupported);
+}
 
 TEST_CASE("cg/08_persistent stops on a matrix that is not positive definite and at the iteration limit", "[exercise]") {
     check_all_stop();

@@ -1,7 +1,7 @@
 // CG lesson 6: poll the residual in pinned, mapped host memory instead of copying it back.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
-//   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/cg/06_mapped_polling/mapped_polling.cu -lcusparse -o mapped_polling
+//   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/cg/06_mapped_polling/mapped_polling.cu -o mapped_polling
 // Run:  ./mapped_polling          (--help for options)
 //
 // Lesson 5 learns the residual with a cudaMemcpy every k iterations: a full stop of the
@@ -109,10 +109,43 @@ __global__ void start(int n, const float* __restrict__ b, const float* __restric
     }
 }
 
-// p.q; the last block computes alpha (0 once the solve is over) and flags p.q <= 0.
-__global__ void dot_pq_alpha(int n, const float* __restrict__ p, const float* __restrict__ q, Scalars* s) {
+// q = A p with our own CSR SpMV, p.q in the same pass, and the last block computes alpha
+// (0 once the solve is over) and flags p.q <= 0. A sub-warp of kLanes lanes takes a row:
+// lane l adds nonzeros l, l + kLanes, ..., loading kUnroll of them before using any, so
+// that independent loads are in flight together. Whole warps loop together (the width-
+// kLanes shuffles need all 32 lanes). The matrix is read through the read-only path
+// (__ldg): it does not change during the kernel.
+constexpr int kLanes = 8, kUnroll = 4;
+
+__global__ void __launch_bounds__(kBlock, kBlocksPerSm) spmv_pq_alpha(tut::cg::DeviceCsr A, const float* __restrict__ p, float* __restrict__ q, Scalars* s) {
+    const int tid = blockIdx.x * blockDim.x + threadIdx.x, threads = gridDim.x * blockDim.x;
+    const int lane = tid % kLanes, groups = threads / kLanes;
     float pq = 0.0f, unused = 0.0f;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) pq += p[i] * q[i];
+    for (int row = tid / kLanes, first = (tid / 32) * (32 / kLanes); first < A.n; row += groups, first += groups) {
+        int begin = 0, end = 0;
+        if (row < A.n) {
+            begin = __ldg(A.row_ptr + row);
+            end = __ldg(A.row_ptr + row + 1);
+        }
+        float sum = 0.0f;
+        for (int base = begin + lane; base < end; base += kLanes * kUnroll) {
+            float value[kUnroll];
+            int column[kUnroll];
+#pragma unroll
+            for (int j = 0; j < kUnroll; ++j) {
+                const int k = base + j * kLanes;
+                value[j] = k < end ? __ldg(A.values + k) : 0.0f;
+                column[j] = k < end ? __ldg(A.col_idx + k) : 0;
+            }
+#pragma unroll
+            for (int j = 0; j < kUnroll; ++j) sum += value[j] * p[column[j]];
+        }
+        for (int offset = kLanes / 2; offset > 0; offset >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, offset, kLanes);
+        if (lane == 0 && row < A.n) {
+            q[row] = sum;
+            pq += p[row] * sum;
+        }
+    }
     block_sum2(pq, unused);
     if (threadIdx.x == 0) {
         atomicAdd(&s->pq, pq);
@@ -196,7 +229,7 @@ class PollingSolver final : public tut::cg::Solver {
     PollingSolver(const tut::cg::DeviceMatrix& A, const std::vector<float>& dinv, const tut::cg::SolveOptions& opt,
                   Polling polling)
         : n_(A.n()), opt_(opt), polling_(polling), dinv_(dinv), r_(size_t(n_)), z_(size_t(n_)), p_(size_t(n_)),
-          q_(size_t(n_)), consts_(std::vector<float>{1.0f, 0.0f}), scalars_(1) {
+          q_(size_t(n_)), A_(A.view()), scalars_(1) {
         // Page-locked host memory the GPU can write directly (over PCIe or NVLink-C2C).
         TUT_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&host_), sizeof(Published), cudaHostAllocMapped));
         TUT_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&host_on_device_), host_, 0));
@@ -204,13 +237,9 @@ class PollingSolver final : public tut::cg::Solver {
         TUT_CUDA(cudaGetDevice(&device));
         TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
         blocks_ = std::max(1, std::min((n_ + kBlock - 1) / kBlock, kBlocksPerSm * sms));
-        TUT_CUSPARSE(cusparseCreate(&cusparse_));
-        TUT_CUSPARSE(cusparseSetPointerMode(cusparse_, CUSPARSE_POINTER_MODE_DEVICE));
-        spmv_ = std::make_unique<tut::cg::CusparseSpmv>(cusparse_, A.view(), p_.get(), q_.get());
+        spmv_blocks_ = std::max(1, std::min(int((int64_t(n_) * kLanes + kBlock - 1) / kBlock), kBlocksPerSm * sms));
     }
     ~PollingSolver() override {
-        spmv_.reset();
-        cusparseDestroy(cusparse_);
         cudaFreeHost(host_);
     }
 
@@ -260,7 +289,12 @@ class PollingSolver final : public tut::cg::Solver {
         return res;
     }
 
-    void spmv_once() override { spmv_->run(consts_.get(), consts_.get() + 1); }
+    // The fused SpMV kernel alone. After a solve the status is no longer "running", so
+    // it leaves the solver's scalars as they were (alpha 0, p.q reset).
+    void spmv_once() override {
+        spmv_pq_alpha<<<spmv_blocks_, kBlock>>>(A_, p_.get(), q_.get(), scalars_.get());
+        TUT_LAUNCH("spmv_pq_alpha");
+    }
 
   private:
     // The latest published state, without waiting. Reading the stamp, then an acquire
@@ -292,12 +326,11 @@ class PollingSolver final : public tut::cg::Solver {
         }
     }
 
-    // SpMV + 3 kernels, enqueued; nothing here waits for the GPU.
+    // Three kernels, enqueued; nothing here waits for the GPU.
     void iteration(float* x, int stamp) {
         Scalars* s = scalars_.get();
-        spmv_->run(consts_.get(), consts_.get() + 1);  // q = A p
-        dot_pq_alpha<<<blocks_, kBlock>>>(n_, p_.get(), q_.get(), s);
-        TUT_LAUNCH("dot_pq_alpha");
+        spmv_pq_alpha<<<spmv_blocks_, kBlock>>>(A_, p_.get(), q_.get(), s);
+        TUT_LAUNCH("spmv_pq_alpha");
         update_x_r_z<<<blocks_, kBlock>>>(n_, p_.get(), q_.get(), dinv_.get(), x, r_.get(), z_.get(), s);
         TUT_LAUNCH("update_x_r_z");
         update_p<<<blocks_, kBlock>>>(n_, z_.get(), p_.get(), s, host_on_device_, stamp);
@@ -305,16 +338,14 @@ class PollingSolver final : public tut::cg::Solver {
     }
 
     int n_;
-    int blocks_ = 1;
+    int blocks_ = 1, spmv_blocks_ = 1;
+    tut::cg::DeviceCsr A_;
     tut::cg::SolveOptions opt_;
     Polling polling_;
     Published* host_ = nullptr;            // the host's view of the mapped memory
     Published* host_on_device_ = nullptr;  // the GPU's view of the same memory
     tut::DeviceBuffer<float> dinv_, r_, z_, p_, q_;
-    tut::DeviceBuffer<float> consts_;
     tut::DeviceBuffer<Scalars> scalars_;
-    cusparseHandle_t cusparse_ = nullptr;
-    std::unique_ptr<tut::cg::CusparseSpmv> spmv_;
 };
 
 template <Polling polling>

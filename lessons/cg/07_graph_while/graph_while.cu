@@ -1,17 +1,17 @@
 // CG lesson 7 (beyond the story): the whole loop on the GPU. One iteration of lesson 5
-// (cusparseSpMV + three kernels) is captured once as the body of a conditional WHILE
+// (three kernels, the first our SpMV) is captured once as the body of a conditional WHILE
 // node of a CUDA graph (CUDA 12.4+); the last kernel of the body decides, on the GPU,
 // whether the body runs again. A solve is one graph launch and one wait.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
-//   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/cg/07_graph_while/graph_while.cu -lcusparse -o graph_while
+//   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/cg/07_graph_while/graph_while.cu -o graph_while
 // Run:  ./graph_while --problem both     (--help for options)
 //
 // Starts from lesson 5 (diff against 05_fusion/fusion.cu): same kernels, same scalars.
 // What changes: no host loop, so no launch overhead per kernel (a graph launches its
 // nodes from the GPU's own work queue) and no overshoot (the loop ends at the iteration
 // that converges, as no host is asked).
-//   graph:  [ WHILE(handle) { SpMV -> dot_pq_alpha -> update_x_r_z -> update_p } ]
+//   graph:  [ WHILE(handle) { spmv_pq_alpha -> update_x_r_z -> update_p } ]
 //   update_p ends with cudaGraphSetConditional(handle, keep_going) from one thread.
 #include "tut/cg.hpp"
 
@@ -95,10 +95,43 @@ __global__ void start(int n, const float* __restrict__ b, const float* __restric
     }
 }
 
-// p.q; the last block computes alpha (0 once the solve is over) and flags p.q <= 0.
-__global__ void dot_pq_alpha(int n, const float* __restrict__ p, const float* __restrict__ q, Scalars* s) {
+// q = A p with our own CSR SpMV, p.q in the same pass, and the last block computes alpha
+// (0 once the solve is over) and flags p.q <= 0. A sub-warp of kLanes lanes takes a row:
+// lane l adds nonzeros l, l + kLanes, ..., loading kUnroll of them before using any, so
+// that independent loads are in flight together. Whole warps loop together (the width-
+// kLanes shuffles need all 32 lanes). The matrix is read through the read-only path
+// (__ldg): it does not change during the kernel.
+constexpr int kLanes = 8, kUnroll = 4;
+
+__global__ void __launch_bounds__(kBlock, kBlocksPerSm) spmv_pq_alpha(tut::cg::DeviceCsr A, const float* __restrict__ p, float* __restrict__ q, Scalars* s) {
+    const int tid = blockIdx.x * blockDim.x + threadIdx.x, threads = gridDim.x * blockDim.x;
+    const int lane = tid % kLanes, groups = threads / kLanes;
     float pq = 0.0f, unused = 0.0f;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) pq += p[i] * q[i];
+    for (int row = tid / kLanes, first = (tid / 32) * (32 / kLanes); first < A.n; row += groups, first += groups) {
+        int begin = 0, end = 0;
+        if (row < A.n) {
+            begin = __ldg(A.row_ptr + row);
+            end = __ldg(A.row_ptr + row + 1);
+        }
+        float sum = 0.0f;
+        for (int base = begin + lane; base < end; base += kLanes * kUnroll) {
+            float value[kUnroll];
+            int column[kUnroll];
+#pragma unroll
+            for (int j = 0; j < kUnroll; ++j) {
+                const int k = base + j * kLanes;
+                value[j] = k < end ? __ldg(A.values + k) : 0.0f;
+                column[j] = k < end ? __ldg(A.col_idx + k) : 0;
+            }
+#pragma unroll
+            for (int j = 0; j < kUnroll; ++j) sum += value[j] * p[column[j]];
+        }
+        for (int offset = kLanes / 2; offset > 0; offset >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, offset, kLanes);
+        if (lane == 0 && row < A.n) {
+            q[row] = sum;
+            pq += p[row] * sum;
+        }
+    }
     block_sum2(pq, unused);
     if (threadIdx.x == 0) {
         atomicAdd(&s->pq, pq);
@@ -175,7 +208,7 @@ class GraphSolver final : public tut::cg::Solver {
   public:
     GraphSolver(const tut::cg::DeviceMatrix& A, const std::vector<float>& dinv, const tut::cg::SolveOptions& opt)
         : n_(A.n()), opt_(opt), dinv_(dinv), r_(size_t(n_)), z_(size_t(n_)), p_(size_t(n_)), q_(size_t(n_)),
-          consts_(std::vector<float>{1.0f, 0.0f}), scalars_(1) {
+          A_(A.view()), scalars_(1) {
         int device = 0, sms = 0;
         TUT_CUDA(cudaGetDevice(&device));
         TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -183,15 +216,10 @@ class GraphSolver final : public tut::cg::Solver {
         // Capture needs a stream of our own (the legacy default stream cannot be captured).
         // A blocking one, so that work on the default stream still orders with it.
         TUT_CUDA(cudaStreamCreate(&stream_));
-        TUT_CUSPARSE(cusparseCreate(&cusparse_));
-        TUT_CUSPARSE(cusparseSetStream(cusparse_, stream_));
-        TUT_CUSPARSE(cusparseSetPointerMode(cusparse_, CUSPARSE_POINTER_MODE_DEVICE));
-        spmv_ = std::make_unique<tut::cg::CusparseSpmv>(cusparse_, A.view(), p_.get(), q_.get());
+        spmv_blocks_ = std::max(1, std::min(int((int64_t(n_) * kLanes + kBlock - 1) / kBlock), kBlocksPerSm * sms));
     }
     ~GraphSolver() override {
         if (exec_) cudaGraphExecDestroy(exec_);
-        spmv_.reset();
-        cusparseDestroy(cusparse_);
         cudaStreamDestroy(stream_);
     }
 
@@ -216,7 +244,12 @@ class GraphSolver final : public tut::cg::Solver {
         return res;
     }
 
-    void spmv_once() override { spmv_->run(consts_.get(), consts_.get() + 1); }
+    // The fused SpMV kernel alone. After a solve the status is no longer "running", so
+    // it leaves the solver's scalars as they were (alpha 0, p.q reset).
+    void spmv_once() override {
+        spmv_pq_alpha<<<spmv_blocks_, kBlock>>>(A_, p_.get(), q_.get(), scalars_.get());
+        TUT_LAUNCH("spmv_pq_alpha");
+    }
 
   private:
     // Builds graph = [ WHILE(loop) { one iteration } ] and instantiates it.
@@ -236,7 +269,7 @@ class GraphSolver final : public tut::cg::Solver {
         cudaGraphNode_t while_node;
         TUT_CUDA(cudaGraphAddNode(&while_node, graph, nullptr, nullptr, 0, &params));
         cudaGraph_t body = params.conditional.phGraph_out[0];  // owned by the node
-        // Record one iteration into the body: kernels (and cuSPARSE's) become nodes.
+        // Record one iteration into the body: its kernels become nodes.
         TUT_CUDA(cudaStreamBeginCaptureToGraph(stream_, body, nullptr, nullptr, 0, cudaStreamCaptureModeRelaxed));
         iteration(x, loop);
         cudaGraph_t captured = nullptr;
@@ -246,12 +279,11 @@ class GraphSolver final : public tut::cg::Solver {
         graph_x_ = x;
     }
 
-    // SpMV + 3 kernels, enqueued on stream_ (here: recorded into the body graph).
+    // Three kernels, enqueued on stream_ (here: recorded into the body graph).
     void iteration(float* x, cudaGraphConditionalHandle loop) {
         Scalars* s = scalars_.get();
-        spmv_->run(consts_.get(), consts_.get() + 1);  // q = A p
-        dot_pq_alpha<<<blocks_, kBlock, 0, stream_>>>(n_, p_.get(), q_.get(), s);
-        TUT_LAUNCH("dot_pq_alpha");
+        spmv_pq_alpha<<<spmv_blocks_, kBlock, 0, stream_>>>(A_, p_.get(), q_.get(), s);
+        TUT_LAUNCH("spmv_pq_alpha");
         update_x_r_z<<<blocks_, kBlock, 0, stream_>>>(n_, p_.get(), q_.get(), dinv_.get(), x, r_.get(), z_.get(), s);
         TUT_LAUNCH("update_x_r_z");
         update_p<<<blocks_, kBlock, 0, stream_>>>(n_, z_.get(), p_.get(), s, loop, opt_.max_iterations);
@@ -259,16 +291,14 @@ class GraphSolver final : public tut::cg::Solver {
     }
 
     int n_;
-    int blocks_ = 1;
+    int blocks_ = 1, spmv_blocks_ = 1;
+    tut::cg::DeviceCsr A_;
     tut::cg::SolveOptions opt_;
     cudaStream_t stream_ = nullptr;
     cudaGraphExec_t exec_ = nullptr;
     float* graph_x_ = nullptr;  // the x the graph was built for
     tut::DeviceBuffer<float> dinv_, r_, z_, p_, q_;
-    tut::DeviceBuffer<float> consts_;
     tut::DeviceBuffer<Scalars> scalars_;
-    cusparseHandle_t cusparse_ = nullptr;
-    std::unique_ptr<tut::cg::CusparseSpmv> spmv_;
 };
 
 std::unique_ptr<tut::cg::Solver> make_graph(const tut::cg::Csr& A, const tut::cg::DeviceMatrix& dA,

@@ -1,28 +1,41 @@
 // CG lesson 8 (beyond the story): one persistent cooperative kernel runs the whole solve,
-// with its own CSR SpMV, and grid-wide barriers (cooperative_groups::this_grid().sync())
-// where lessons 5-7 ended a kernel.
+// with grid-wide barriers (cooperative_groups::this_grid().sync()) where lessons 5-7
+// ended a kernel, and, when the problem fits, with all of its data kept on chip.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/cg/08_persistent/persistent.cu -o persistent
-// Run:  ./persistent --problem both     (--help for options; --lanes, --blocks-per-sm to tune)
+// Run:  ./persistent --problem both     (--help for options; --path, --blocks-per-sm to tune)
 //
 // A kernel boundary is a grid-wide barrier plus a launch: every block of the next kernel
 // must wait for every block of the last. With all blocks resident at once (a cooperative
 // launch guarantees it, or refuses), a barrier inside one kernel does the first job
-// without the second. Per iteration, three phases and three barriers:
-//   A. q = A p (S lanes per row), p.q                           -> barrier
-//   B. alpha; x += alpha p; r -= alpha q; z = D^-1 r; r.z, r.r  -> barrier
-//   C. stop?; beta; p = z + beta p                              -> barrier
-// Every thread computes alpha, beta and the stopping decision itself, from the same
-// global sums read after the same barrier, so all blocks agree and leave the loop at the
-// same iteration (a block that left early would leave the others waiting forever).
-// (Folding C into A, forming p = z + beta p_old where the SpMV gathers it, saves a
-// barrier but gathers two vectors instead of one: it measured slower on an H200.)
+// without the second. Every thread computes alpha, beta and the stopping decision itself,
+// from the same global sums read after the same barrier, so all blocks agree and leave
+// the loop at the same iteration (a block that left early would leave the others waiting
+// forever).
+//
+// A kernel that never ends can also keep its data where it is. Two paths:
+//
+// resident_cg (the matrix fits the grid: one block per SM, one tile of at most 512 rows
+// and 8192 nonzeros per block): thread t of block b owns row b * tile_rows + t for the
+// whole solve. The block's nonzeros sit in its threads' registers (16 each: 128
+// registers per thread, which is why one block of 512 per SM), the row's x, r, z, p, q
+// and 1/a_ii too. Memory sees only what other blocks must gather: z and p. Per iteration:
+//   A. q = A (z + beta p_old), gathered; p = z + beta p; p.q          -> barrier
+//   B. alpha; x, r, z in registers; z stored for the gathers; r.z, r.r -> barrier
+//   then: stop, or beta = r.z / r.z_old and go round.
+// (Forming p where the SpMV gathers it saves the barrier a separate "p = z + beta p"
+// phase would need; p is double-buffered, since blocks gather p_old while others write p.)
+//
+// streaming_cg (any size): lesson 5's three kernels as three phases, data in memory:
+//   A. q = A p (lesson 5's SpMV), p.q                                   -> barrier
+//   B. alpha; x += alpha p; r -= alpha q; z = D^-1 r; r.z and r.r       -> barrier
+//   C. stop?; beta; p = z + beta p                                      -> barrier
 #include "tut/cg.hpp"
 
 #include <cooperative_groups.h>
 
-#include <tuple>
+#include <algorithm>
 
 namespace coop = cooperative_groups;
 
@@ -32,16 +45,21 @@ using tut::cg::Outcome;
 using tut::cg::SolveResult;
 
 constexpr int kBlock = 512;
+constexpr int kNonzerosPerThread = 16;                   // resident path: registers per thread
+constexpr int kTileNonzeros = kBlock * kNonzerosPerThread;  // 8192 per block
+constexpr int kLanes = 8, kUnroll = 4;                   // streaming path: lesson 5's SpMV
 enum Status : int { kRunning = 0, kConverged = 1, kNotPositiveDefinite = 2 };
 
-// Global sums of one iteration. Two slots, used alternately: the slot for iteration
-// it + 1 is zeroed at the start of iteration it. Its last readers (iteration it - 1,
-// after its second barrier) have all passed the third barrier of it - 1 by then.
+// Global sums of one iteration, in three slots used in turn: the slot for iteration
+// it + 1 is zeroed at the start of iteration it. Its last use was in iteration it - 2,
+// whose readers all passed a barrier of iteration it - 1 before this thread got here.
+// (Two would not do on the resident path: a slow block may still be reading iteration
+// it - 1's r.z there.)
 struct Sums {
     double pq, rz, rr;
 };
 struct State {
-    Sums slot[2];
+    Sums slot[3];
     Sums start;                    // r.z and r.r before the first iteration
     double rr_last, bb;
     int iterations, status, converged_at;
@@ -51,10 +69,12 @@ struct Args {
     tut::cg::DeviceCsr A;
     const float* b;
     const float* dinv;
-    float *x, *r, *z, *p, *q;      // not __restrict__ and not const: other blocks write them
+    float *x, *r, *z, *q;          // not __restrict__ and not const: other blocks write them
+    float *p, *p_next;             // the resident path swaps them every iteration
     State* state;
     double tol2;
     int max_iterations;
+    int tile_rows;                 // resident path
 };
 
 // Every block must have finished the phase before any block starts the next one.
@@ -85,32 +105,156 @@ __device__ void block_add2(float a, float b, double* a_total, double* b_total) {
     __syncthreads();  // warp_sums is reused by the next call
 }
 
-// Row `row` of A times p, by the kLanes lanes of a sub-warp (the result is in every lane;
-// 0 for row >= n). All 32 lanes of the warp must call it together: the shuffles span the
-// warp. The matrix is read once per iteration and never reused: __ldcs (evict-first)
-// keeps it from pushing the vectors, which are reused, out of L2.
-template <int kLanes>
+// What the loop of either path ends with: the state, for the host.
+__device__ void finish(State* st, int it, int status, int converged_at, double rr_last, double bb) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        st->iterations = it;
+        st->status = status;
+        st->converged_at = converged_at;
+        st->rr_last = rr_last;
+        st->bb = bb;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The resident path
+// ---------------------------------------------------------------------------------------
+
+__global__ void __launch_bounds__(kBlock, 1) resident_cg(Args a) {
+    __shared__ float products[kTileNonzeros];
+    coop::grid_group grid = coop::this_grid();
+    const tut::cg::DeviceCsr& A = a.A;
+    const int t = threadIdx.x;
+    State* st = a.state;
+
+    // This block's tile: rows first_row .. first_row + rows - 1, nonzeros begin .. end - 1
+    // (host-checked: end - begin <= kTileNonzeros). Blocks past the last row own nothing
+    // but still take part in every barrier.
+    const int first_row = blockIdx.x * a.tile_rows;
+    const int rows = max(0, min(a.tile_rows, A.n - first_row));
+    const int begin = rows ? __ldg(A.row_ptr + first_row) : 0, end = rows ? __ldg(A.row_ptr + first_row + rows) : 0;
+    const bool owner = t < rows;
+    const int row = first_row + t;
+    const int row_begin = owner ? __ldg(A.row_ptr + row) - begin : 0;
+    const int row_end = owner ? __ldg(A.row_ptr + row + 1) - begin : 0;
+
+    // The tile's nonzeros, loaded once for the whole solve: slot j of thread t holds
+    // nonzero begin + j * kBlock + t (coalesced, and the products land in shared memory in
+    // CSR order, so a row's products are contiguous there).
+    float value[kNonzerosPerThread];
+    int column[kNonzerosPerThread];
+#pragma unroll
+    for (int j = 0; j < kNonzerosPerThread; ++j) {
+        const int k = begin + j * kBlock + t;
+        value[j] = k < end ? __ldg(A.values + k) : 0.0f;
+        column[j] = k < end ? __ldg(A.col_idx + k) : 0;
+    }
+
+    // The row's state, in registers: x = 0, r = b, z = D^-1 r, p_old = 0 (with beta = 0,
+    // phase A then forms p = z).
+    const float dinv = owner ? a.dinv[row] : 0.0f;
+    float r = owner ? a.b[row] : 0.0f, x = 0.0f, z = dinv * r, p = 0.0f;
+    if (owner) {
+        a.z[row] = z;
+        a.p[row] = 0.0f;
+    }
+    block_add2(r * z, r * r, &st->start.rz, &st->start.rr);
+    grid_barrier(grid);
+
+    const double bb = __ldcg(&st->start.rr), threshold = a.tol2 * bb;
+    double rz_old = __ldcg(&st->start.rz), rr_last = bb;
+    float beta = 0.0f;
+    int status = bb <= threshold ? kConverged : kRunning;
+    int it = 0, converged_at = status == kConverged ? 0 : -1;
+    while (status == kRunning && it < a.max_iterations) {
+        Sums* cur = &st->slot[it % 3];
+        if (blockIdx.x == 0 && t == 0) st->slot[(it + 1) % 3] = Sums{0.0, 0.0, 0.0};
+        // (a ? b : c, not an array indexed by it % 2: that would put the pointers in local memory.)
+        const float* p_old = it % 2 ? a.p_next : a.p;
+        float* p_new = it % 2 ? a.p : a.p_next;
+
+        // A. Gather z + beta p_old where the matrix needs it; row sums from shared memory.
+#pragma unroll
+        for (int j = 0; j < kNonzerosPerThread; ++j)
+            if (begin + j * kBlock + t < end) {
+                const int c = column[j];
+                products[j * kBlock + t] = value[j] * (a.z[c] + beta * p_old[c]);
+            }
+        __syncthreads();
+        float q = 0.0f;
+        for (int k = row_begin; k < row_end; ++k) q += products[k];
+        p = z + beta * p;
+        if (owner) p_new[row] = p;
+        block_add2(p * q, 0.0f, &cur->pq, nullptr);  // (its __syncthreads also frees `products`)
+        grid_barrier(grid);
+
+        // B. alpha; x, r, z in registers; z stored for the next gathers.
+        const double pq_total = __ldcg(&cur->pq);
+        ++it;
+        if (!(pq_total > 0.0)) {  // every thread sees the same sum: all leave together
+            status = kNotPositiveDefinite;
+            break;
+        }
+        const float alpha = float(rz_old / pq_total);
+        x += alpha * p;
+        r -= alpha * q;
+        z = dinv * r;
+        if (owner) a.z[row] = z;
+        block_add2(r * z, r * r, &cur->rz, &cur->rr);
+        grid_barrier(grid);
+
+        // Stop, or beta for the next iteration's phase A.
+        rr_last = __ldcg(&cur->rr);
+        if (rr_last <= threshold) {
+            status = kConverged;
+            converged_at = it;
+            break;
+        }
+        const double rz_new = __ldcg(&cur->rz);
+        beta = float(rz_new / rz_old);
+        rz_old = rz_new;
+    }
+    if (owner) a.x[row] = x;
+    finish(st, it, status, converged_at, rr_last, bb);
+}
+
+// ---------------------------------------------------------------------------------------
+// The streaming path
+// ---------------------------------------------------------------------------------------
+
+// Row `row` of A times p by the kLanes lanes of a sub-warp, as lesson 5's spmv_pq_alpha
+// (the result is in every lane; 0 for row >= n). All 32 lanes of the warp must call it.
 __device__ float row_times(const tut::cg::DeviceCsr& A, const float* p, int row, int lane) {
     int begin = 0, end = 0;
     if (row < A.n) {
-        begin = __ldcs(A.row_ptr + row);
-        end = __ldcs(A.row_ptr + row + 1);
+        begin = __ldg(A.row_ptr + row);
+        end = __ldg(A.row_ptr + row + 1);
     }
     float sum = 0.0f;
-    for (int k = begin + lane; k < end; k += kLanes) sum += __ldcs(A.values + k) * p[__ldcs(A.col_idx + k)];
+    for (int base = begin + lane; base < end; base += kLanes * kUnroll) {
+        float value[kUnroll];
+        int column[kUnroll];
+#pragma unroll
+        for (int j = 0; j < kUnroll; ++j) {
+            const int k = base + j * kLanes;
+            value[j] = k < end ? __ldg(A.values + k) : 0.0f;
+            column[j] = k < end ? __ldg(A.col_idx + k) : 0;
+        }
+#pragma unroll
+        for (int j = 0; j < kUnroll; ++j) sum += value[j] * p[column[j]];
+    }
     for (int offset = kLanes / 2; offset > 0; offset >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, offset, kLanes);
     return sum;
 }
 
-template <int kLanes>
-__global__ void __launch_bounds__(kBlock) persistent_cg(Args a) {
+__global__ void __launch_bounds__(kBlock, 2) streaming_cg(Args a) {
     coop::grid_group grid = coop::this_grid();
     const int n = a.A.n;
     const int tid = int(grid.thread_rank()), threads = int(grid.size());
     const int lane = tid % kLanes, group = tid / kLanes, groups = threads / kLanes;
-    // The warp's first row: a warp keeps looping while any of its sub-warps has a row.
-    const int warp_row0 = (tid / 32) * (32 / kLanes);
+    const int warp_row0 = (tid / 32) * (32 / kLanes);  // a warp loops while any of its sub-warps has a row
     State* st = a.state;
+    float* p = a.p;
 
     // x = 0, r = b, z = D^-1 b, p = z; r.z and r.r.
     float rz = 0.0f, rr = 0.0f;
@@ -119,7 +263,7 @@ __global__ void __launch_bounds__(kBlock) persistent_cg(Args a) {
         a.x[i] = 0.0f;
         a.r[i] = bi;
         a.z[i] = zi;
-        a.p[i] = zi;
+        p[i] = zi;
         rz += bi * zi;
         rr += bi * bi;
     }
@@ -131,16 +275,16 @@ __global__ void __launch_bounds__(kBlock) persistent_cg(Args a) {
     int status = bb <= threshold ? kConverged : kRunning;
     int it = 0, converged_at = status == kConverged ? 0 : -1;
     while (status == kRunning && it < a.max_iterations) {
-        Sums* cur = &st->slot[it % 2];
-        if (tid == 0) st->slot[(it + 1) % 2] = Sums{0.0, 0.0, 0.0};
+        Sums* cur = &st->slot[it % 3];
+        if (tid == 0) st->slot[(it + 1) % 3] = Sums{0.0, 0.0, 0.0};
 
         // A. q = A p and p.q (lane 0 of each sub-warp owns its row).
         float pq = 0.0f;
         for (int row = group, first = warp_row0; first < n; row += groups, first += groups) {
-            const float qi = row_times<kLanes>(a.A, a.p, row, lane);
+            const float qi = row_times(a.A, p, row, lane);
             if (lane == 0 && row < n) {
                 a.q[row] = qi;
-                pq += a.p[row] * qi;
+                pq += p[row] * qi;
             }
         }
         block_add2(pq, 0.0f, &cur->pq, nullptr);
@@ -149,14 +293,14 @@ __global__ void __launch_bounds__(kBlock) persistent_cg(Args a) {
         // B. alpha, then x, r, z and the two dots in one pass.
         const double pq_total = __ldcg(&cur->pq);
         ++it;
-        if (!(pq_total > 0.0)) {  // every thread sees the same sum: all leave together
+        if (!(pq_total > 0.0)) {
             status = kNotPositiveDefinite;
             break;
         }
         const float alpha = float(rz_old / pq_total);
         rz = rr = 0.0f;
         for (int i = tid; i < n; i += threads) {
-            a.x[i] += alpha * a.p[i];
+            a.x[i] += alpha * p[i];
             const float ri = a.r[i] - alpha * a.q[i];
             const float zi = a.dinv[i] * ri;
             a.r[i] = ri;
@@ -167,7 +311,7 @@ __global__ void __launch_bounds__(kBlock) persistent_cg(Args a) {
         block_add2(rz, rr, &cur->rz, &cur->rr);
         grid_barrier(grid);
 
-        // C. stop, or beta and the new direction.
+        // C. Stop, or beta and the new direction.
         rr_last = __ldcg(&cur->rr);
         if (rr_last <= threshold) {
             status = kConverged;
@@ -177,92 +321,74 @@ __global__ void __launch_bounds__(kBlock) persistent_cg(Args a) {
         const double rz_new = __ldcg(&cur->rz);
         const float beta = float(rz_new / rz_old);
         rz_old = rz_new;
-        for (int i = tid; i < n; i += threads) a.p[i] = a.z[i] + beta * a.p[i];
+        for (int i = tid; i < n; i += threads) p[i] = a.z[i] + beta * p[i];
         grid_barrier(grid);
     }
-    if (tid == 0) {
-        st->iterations = it;
-        st->status = status;
-        st->converged_at = converged_at;
-        st->rr_last = rr_last;
-        st->bb = bb;
-    }
+    finish(st, it, status, converged_at, rr_last, bb);
 }
 
-// Phase A's SpMV, alone, for the SpMV GB/s column.
-template <int kLanes>
-__global__ void __launch_bounds__(kBlock) spmv_kernel(tut::cg::DeviceCsr A, const float* p, float* q) {
+// The streaming path's SpMV, alone, for the SpMV GB/s column: q = A p.
+__global__ void __launch_bounds__(kBlock, 2) spmv_kernel(tut::cg::DeviceCsr A, const float* p, float* q) {
     const int tid = blockIdx.x * blockDim.x + threadIdx.x, threads = gridDim.x * blockDim.x;
     const int lane = tid % kLanes, groups = threads / kLanes;
     for (int row = tid / kLanes, first = (tid / 32) * (32 / kLanes); first < A.n; row += groups, first += groups) {
-        const float qi = row_times<kLanes>(A, p, row, lane);
+        const float qi = row_times(A, p, row, lane);
         if (lane == 0 && row < A.n) q[row] = qi;
     }
 }
 
-// Tuning knobs (options of this lesson): 0 = choose automatically.
-int g_lanes_option = 0;
-int g_blocks_per_sm_option = 0;
+// ---------------------------------------------------------------------------------------
+// The host side
+// ---------------------------------------------------------------------------------------
 
-using KernelPtr = void (*)(Args);
-using SpmvPtr = void (*)(tut::cg::DeviceCsr, const float*, float*);
+// Options of this lesson.
+std::string g_path_option = "auto";
+int g_blocks_per_sm_option = 0;  // 0: as many as fit
 
-template <int kLanes>
-std::pair<KernelPtr, SpmvPtr> kernels_for() {
-    return {persistent_cg<kLanes>, spmv_kernel<kLanes>};
+// Largest number of nonzeros in any tile of `tile_rows` consecutive rows.
+int largest_tile(const tut::cg::Csr& A, int tile_rows) {
+    int largest = 0;
+    for (int first = 0; first < A.rows; first += tile_rows) {
+        const int last = std::min(A.rows, first + tile_rows);
+        largest = std::max(largest, A.row_ptr[last] - A.row_ptr[first]);
+    }
+    return largest;
 }
 
 class PersistentSolver final : public tut::cg::Solver {
   public:
-    PersistentSolver(const tut::cg::DeviceMatrix& A, const std::vector<float>& dinv, const tut::cg::SolveOptions& opt)
-        : A_(A.view()), opt_(opt), dinv_(dinv), r_(size_t(A_.n)), z_(size_t(A_.n)), p_(size_t(A_.n)),
-          q_(size_t(A_.n)), state_(1) {
+    PersistentSolver(const tut::cg::Csr& host_A, const tut::cg::DeviceMatrix& A, const std::vector<float>& dinv,
+                     const tut::cg::SolveOptions& opt, const std::string& path)
+        : A_(A.view()), opt_(opt), dinv_(dinv), r_(size_t(A_.n)), z_(size_t(A_.n)), q_(size_t(A_.n)),
+          p_(size_t(A_.n)), p_next_(size_t(A_.n)), state_(1) {
         TUT_CUDA(cudaMemset(p_.get(), 0, p_.bytes()));  // spmv_once() may run before any solve
-        int device = 0, sms = 0, cooperative = 0;
+        int device = 0, cooperative = 0;
         TUT_CUDA(cudaGetDevice(&device));
-        TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        TUT_CUDA(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
         TUT_CUDA(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
         if (!cooperative) throw tut::Unsupported("this GPU does not support cooperative launches");
 
-        // Lanes per row: a power of two in 2..32 near an eighth of the average row length
-        // (27 nonzeros per row -> 4 lanes, 7 nonzeros each: measured best on an H200, where
-        // 8 lanes ran the large problem 1.5x slower and 16 lanes 2x slower).
-        lanes_ = g_lanes_option;
-        if (lanes_ == 0) {
-            const double per_row = double(A_.nnz) / A_.n;
-            lanes_ = 2;
-            while (lanes_ < 32 && lanes_ * 8 < per_row) lanes_ *= 2;
-        }
-        switch (lanes_) {
-            case 2: std::tie(kernel_, spmv_) = kernels_for<2>(); break;
-            case 4: std::tie(kernel_, spmv_) = kernels_for<4>(); break;
-            case 8: std::tie(kernel_, spmv_) = kernels_for<8>(); break;
-            case 16: std::tie(kernel_, spmv_) = kernels_for<16>(); break;
-            case 32: std::tie(kernel_, spmv_) = kernels_for<32>(); break;
-            default: throw tut::Unsupported("--lanes must be 2, 4, 8, 16 or 32");
-        }
-        // All blocks must be resident at once: at most what the occupancy calculator allows.
-        int fit = 0;
-        TUT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel_, kBlock, 0));
-        if (fit < 1) throw tut::Unsupported("the persistent kernel does not fit on an SM");
-        // Small problems: one block per SM keeps the barriers cheap; large ones: fill the GPU.
-        int per_sm = g_blocks_per_sm_option ? g_blocks_per_sm_option
-                                            : (double(A_.n) * lanes_ > 4.0 * sms * kBlock ? fit : 1);
-        if (per_sm > fit)
-            throw tut::Unsupported("--blocks-per-sm " + std::to_string(per_sm) + ": only " + std::to_string(fit) +
-                                   " blocks of the persistent kernel fit on an SM");
-        blocks_ = per_sm * sms;
+        // Resident if one tile per block fits: rows <= kBlock and nonzeros <= kTileNonzeros.
+        const int resident_blocks = blocks_for(reinterpret_cast<const void*>(resident_cg));
+        tile_rows_ = (A_.n + resident_blocks - 1) / resident_blocks;
+        const bool fits = tile_rows_ <= kBlock && largest_tile(host_A, tile_rows_) <= kTileNonzeros;
+        if (path == "resident" && !fits)
+            throw tut::Unsupported("--path resident: the matrix does not fit " + std::to_string(resident_blocks) +
+                                   " blocks x " + std::to_string(kBlock) + " rows x " + std::to_string(kTileNonzeros) +
+                                   " nonzeros");
+        resident_ = path == "resident" || (path == "auto" && fits);
+        kernel_ = resident_ ? reinterpret_cast<const void*>(resident_cg) : reinterpret_cast<const void*>(streaming_cg);
+        blocks_ = resident_ ? resident_blocks : blocks_for(kernel_);
     }
 
     SolveResult solve(const float* b, float* x) override {
-        Args args{A_, b, dinv_.get(), x, r_.get(), z_.get(), p_.get(), q_.get(), state_.get(),
-                  opt_.tolerance * opt_.tolerance, opt_.max_iterations};
+        Args args{A_,          b,         dinv_.get(), x, r_.get(), z_.get(), q_.get(), p_.get(), p_next_.get(),
+                  state_.get(), opt_.tolerance * opt_.tolerance, opt_.max_iterations, tile_rows_};
         void* params[] = {&args};
         TUT_CUDA(cudaMemsetAsync(state_.get(), 0, sizeof(State)));
         // A cooperative launch either makes every block resident at once or fails: the
         // grid-wide barrier cannot deadlock on blocks that never got an SM.
-        TUT_CUDA(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel_), dim3(blocks_), dim3(kBlock), params,
-                                             0, nullptr));
+        TUT_CUDA(cudaLaunchCooperativeKernel(kernel_, dim3(blocks_), dim3(kBlock), params, 0, nullptr));
         State h{};
         TUT_CUDA(cudaMemcpy(&h, state_.get(), sizeof(State), cudaMemcpyDeviceToHost));  // the only wait
         SolveResult res;
@@ -276,38 +402,63 @@ class PersistentSolver final : public tut::cg::Solver {
     }
 
     void spmv_once() override {
-        spmv_<<<blocks_, kBlock>>>(A_, p_.get(), q_.get());
+        spmv_kernel<<<blocks_, kBlock>>>(A_, p_.get(), q_.get());
         TUT_LAUNCH("spmv_kernel");
     }
 
   private:
+    // All blocks must be resident at once: at most what the occupancy calculator allows.
+    int blocks_for(const void* kernel) const {
+        int fit = 0;
+        TUT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kBlock, 0));
+        if (fit < 1) throw tut::Unsupported("the persistent kernel does not fit on an SM");
+        const int per_sm = g_blocks_per_sm_option ? g_blocks_per_sm_option : fit;
+        if (per_sm > fit)
+            throw tut::Unsupported("--blocks-per-sm " + std::to_string(per_sm) + ": only " + std::to_string(fit) +
+                                   " blocks of the persistent kernel fit on an SM");
+        return per_sm * sms_;
+    }
+
     tut::cg::DeviceCsr A_;
     tut::cg::SolveOptions opt_;
-    tut::DeviceBuffer<float> dinv_, r_, z_, p_, q_;
+    tut::DeviceBuffer<float> dinv_, r_, z_, q_, p_, p_next_;
     tut::DeviceBuffer<State> state_;
-    int lanes_ = 8, blocks_ = 1;
-    KernelPtr kernel_ = nullptr;
-    SpmvPtr spmv_ = nullptr;
+    int sms_ = 1, blocks_ = 1, tile_rows_ = 1;
+    bool resident_ = false;
+    const void* kernel_ = nullptr;
 };
 
-std::unique_ptr<tut::cg::Solver> make_persistent(const tut::cg::Csr& A, const tut::cg::DeviceMatrix& dA,
-                                                 const tut::cg::SolveOptions& opt) {
-    const std::vector<float> dinv = tut::cg::inverse_diagonal(A);
-    return std::make_unique<PersistentSolver>(dA, dinv, opt);
+tut::cg::Factory persistent_factory(const std::string& path) {
+    return [path](const tut::cg::Csr& A, const tut::cg::DeviceMatrix& dA, const tut::cg::SolveOptions& opt) {
+        const std::vector<float> dinv = tut::cg::inverse_diagonal(A);
+        return std::unique_ptr<tut::cg::Solver>(std::make_unique<PersistentSolver>(A, dA, dinv, opt, path));
+    };
 }
 
 }  // namespace
 
 namespace lesson {
-std::vector<tut::cg::Variant> cg_variants() { return {{"persistent cooperative kernel", make_persistent}}; }
+// The lesson's variant: the path --path picks (auto: resident when the matrix fits).
+std::vector<tut::cg::Variant> cg_variants() {
+    return {{"persistent cooperative kernel", [](const tut::cg::Csr& A, const tut::cg::DeviceMatrix& dA,
+                                                 const tut::cg::SolveOptions& opt) {
+                 return persistent_factory(g_path_option)(A, dA, opt);
+             }}};
+}
+// Each path forced, for the checks (the resident one refuses a matrix that does not fit).
+std::vector<tut::cg::Variant> cg_path_variants() {
+    return {{"resident path", persistent_factory("resident")}, {"streaming path", persistent_factory("streaming")}};
+}
 }  // namespace lesson
 
 #ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"cg", "08_persistent", "one persistent cooperative kernel with its own CSR SpMV"};
+    const tut::LessonInfo info{"cg", "08_persistent", "one persistent cooperative kernel, its data kept on chip"};
     return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants(), [](tut::Cli& cli) {
-        cli.add_int("lanes", &g_lanes_option, "lanes per matrix row in the SpMV: 2..32, a power of two (0: auto)", 0, 32);
-        cli.add_int("blocks-per-sm", &g_blocks_per_sm_option, "blocks of 512 threads per SM (0: auto)", 0, 4);
+        cli.add_string("path", &g_path_option,
+                       "auto: resident when the matrix fits on chip, else streaming; or force one",
+                       {"auto", "resident", "streaming"});
+        cli.add_int("blocks-per-sm", &g_blocks_per_sm_option, "blocks of 512 threads per SM (0: as many as fit)", 0, 4);
     });
 }
 #endif
