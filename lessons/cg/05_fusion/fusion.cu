@@ -110,7 +110,8 @@ __global__ void start(int n, const float* __restrict__ b, const float* __restric
 // (__ldg): it does not change during the kernel.
 constexpr int kLanes = 8, kUnroll = 4;
 
-__global__ void __launch_bounds__(kBlock, kBlocksPerSm) spmv_pq_alpha(tut::cg::DeviceCsr A, const float* __restrict__ p, float* __restrict__ q, Scalars* s) {
+__global__ void __launch_bounds__(kBlock, kBlocksPerSm)
+    spmv_pq_alpha(tut::cg::DeviceCsr A, const float* __restrict__ p, float* __restrict__ q, Scalars* s) {
     const int tid = blockIdx.x * blockDim.x + threadIdx.x, threads = gridDim.x * blockDim.x;
     const int lane = tid % kLanes, groups = threads / kLanes;
     float pq = 0.0f, unused = 0.0f;
@@ -133,7 +134,8 @@ __global__ void __launch_bounds__(kBlock, kBlocksPerSm) spmv_pq_alpha(tut::cg::D
 #pragma unroll
             for (int j = 0; j < kUnroll; ++j) sum += value[j] * p[column[j]];
         }
-        for (int offset = kLanes / 2; offset > 0; offset >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, offset, kLanes);
+        for (int offset = kLanes / 2; offset > 0; offset >>= 1)
+            sum += __shfl_xor_sync(0xffffffffu, sum, offset, kLanes);
         if (lane == 0 && row < A.n) {
             q[row] = sum;
             pq += p[row] * sum;
@@ -209,9 +211,6 @@ class FusedSolver final : public tut::cg::Solver {
         blocks_ = std::max(1, std::min((n_ + kBlock - 1) / kBlock, kBlocksPerSm * sms));
         spmv_blocks_ = std::max(1, std::min(int((int64_t(n_) * kLanes + kBlock - 1) / kBlock), kBlocksPerSm * sms));
     }
-    ~FusedSolver() override {
-    }
-
     SolveResult solve(const float* b, float* x) override {
         Scalars* s = scalars_.get();
         TUT_CUDA(cudaMemsetAsync(s, 0, sizeof(Scalars)));

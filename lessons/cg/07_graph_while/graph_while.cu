@@ -103,7 +103,8 @@ __global__ void start(int n, const float* __restrict__ b, const float* __restric
 // (__ldg): it does not change during the kernel.
 constexpr int kLanes = 8, kUnroll = 4;
 
-__global__ void __launch_bounds__(kBlock, kBlocksPerSm) spmv_pq_alpha(tut::cg::DeviceCsr A, const float* __restrict__ p, float* __restrict__ q, Scalars* s) {
+__global__ void __launch_bounds__(kBlock, kBlocksPerSm)
+    spmv_pq_alpha(tut::cg::DeviceCsr A, const float* __restrict__ p, float* __restrict__ q, Scalars* s) {
     const int tid = blockIdx.x * blockDim.x + threadIdx.x, threads = gridDim.x * blockDim.x;
     const int lane = tid % kLanes, groups = threads / kLanes;
     float pq = 0.0f, unused = 0.0f;
@@ -126,7 +127,8 @@ __global__ void __launch_bounds__(kBlock, kBlocksPerSm) spmv_pq_alpha(tut::cg::D
 #pragma unroll
             for (int j = 0; j < kUnroll; ++j) sum += value[j] * p[column[j]];
         }
-        for (int offset = kLanes / 2; offset > 0; offset >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, offset, kLanes);
+        for (int offset = kLanes / 2; offset > 0; offset >>= 1)
+            sum += __shfl_xor_sync(0xffffffffu, sum, offset, kLanes);
         if (lane == 0 && row < A.n) {
             q[row] = sum;
             pq += p[row] * sum;
