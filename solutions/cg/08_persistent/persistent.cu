@@ -28,9 +28,13 @@
 // phase would need; p is double-buffered, since blocks gather p_old while others write p.)
 //
 // streaming_cg (any size): lesson 5's three kernels as three phases, data in memory:
-//   A. q = A p (lesson 5's SpMV), p.q                                   -> barrier
+//   A. q = A p, p.q                                                     -> barrier
 //   B. alpha; x += alpha p; r -= alpha q; z = D^-1 r; r.z and r.r       -> barrier
 //   C. stop?; beta; p = z + beta p                                      -> barrier
+// A cooperative grid must fit on the GPU at once: two blocks of 512 per SM (64 registers
+// per thread), half the threads lesson 5 runs. So each thread must keep more loads in
+// flight than lesson 5's: the SpMV gives every warp one contiguous stretch of rows and
+// each sub-warp two rows at a time, and phases B and C move float4s.
 #include "tut/cg.hpp"
 
 #include <cooperative_groups.h>
@@ -47,7 +51,8 @@ using tut::cg::SolveResult;
 constexpr int kBlock = 512;
 constexpr int kNonzerosPerThread = 16;                   // resident path: registers per thread
 constexpr int kTileNonzeros = kBlock * kNonzerosPerThread;  // 8192 per block
-constexpr int kLanes = 8, kUnroll = 4;                   // streaming path: lesson 5's SpMV
+constexpr int kLanes = 8, kUnroll = 4;                   // streaming path: lesson 5's sub-warp rows,
+constexpr int kRowsPerSub = 2, kSubs = 32 / kLanes;      // two rows per sub-warp at a time
 enum Status : int { kRunning = 0, kConverged = 1, kNotPositiveDefinite = 2 };
 
 // Global sums of one iteration, in three slots used in turn: the slot for iteration
@@ -222,37 +227,116 @@ __global__ void __launch_bounds__(kBlock, 1) resident_cg(Args a) {
 // The streaming path
 // ---------------------------------------------------------------------------------------
 
-// Row `row` of A times p by the kLanes lanes of a sub-warp, as lesson 5's spmv_pq_alpha
-// (the result is in every lane; 0 for row >= n). All 32 lanes of the warp must call it.
-__device__ float row_times(const tut::cg::DeviceCsr& A, const float* p, int row, int lane) {
-    int begin = 0, end = 0;
-    if (row < A.n) {
-        begin = __ldg(A.row_ptr + row);
-        end = __ldg(A.row_ptr + row + 1);
-    }
-    float sum = 0.0f;
-    for (int base = begin + lane; base < end; base += kLanes * kUnroll) {
-        float value[kUnroll];
-        int column[kUnroll];
+// This warp's share of q = A p, and its share of p.q: rows [n w / W, n (w + 1) / W) for
+// warp w of W. A sub-warp of kLanes lanes adds up a row as in lesson 5, but takes
+// kRowsPerSub rows at a time (rows first + s + i kSubs for sub-warp s), issuing all their
+// loads before it uses any: a cooperative grid has half lesson 5's threads per SM, so each
+// thread must keep twice the bytes in flight. The row bounds of the next step are loaded
+// a step ahead for the same reason. A warp's rows are one contiguous stretch of the
+// matrix, which it reads front to back, and its gathers of p stay near each other (L1).
+__device__ float warp_spmv(const tut::cg::DeviceCsr& A, const float* p, float* q, int64_t warp, int64_t warps) {
+    const int lane32 = threadIdx.x % 32, lane = lane32 % kLanes, sub = lane32 / kLanes;
+    const int row_begin = int(A.n * warp / warps), row_end = int(A.n * (warp + 1) / warps);
+    int next_begin[kRowsPerSub], next_end[kRowsPerSub];
+    auto load_bounds = [&](int first) {
 #pragma unroll
-        for (int j = 0; j < kUnroll; ++j) {
-            const int k = base + j * kLanes;
-            value[j] = k < end ? __ldg(A.values + k) : 0.0f;
-            column[j] = k < end ? __ldg(A.col_idx + k) : 0;
+        for (int i = 0; i < kRowsPerSub; ++i) {
+            const int row = first + sub + i * kSubs;
+            next_begin[i] = row < row_end ? __ldg(A.row_ptr + row) : 0;
+            next_end[i] = row < row_end ? __ldg(A.row_ptr + row + 1) : 0;
+        }
+    };
+    load_bounds(row_begin);
+    float pq = 0.0f;
+    for (int first = row_begin; first < row_end; first += kSubs * kRowsPerSub) {
+        int begin[kRowsPerSub], end[kRowsPerSub], longest = 0;
+#pragma unroll
+        for (int i = 0; i < kRowsPerSub; ++i) {
+            begin[i] = next_begin[i];
+            end[i] = next_end[i];
+            longest = max(longest, end[i] - begin[i]);
+        }
+        load_bounds(first + kSubs * kRowsPerSub);
+        float sum[kRowsPerSub];
+#pragma unroll
+        for (int i = 0; i < kRowsPerSub; ++i) sum[i] = 0.0f;
+        for (int offset = lane; offset < longest; offset += kLanes * kUnroll) {
+            float value[kRowsPerSub][kUnroll];
+            int column[kRowsPerSub][kUnroll];
+#pragma unroll
+            for (int i = 0; i < kRowsPerSub; ++i)
+#pragma unroll
+                for (int j = 0; j < kUnroll; ++j) {
+                    const int k = begin[i] + offset + j * kLanes;
+                    value[i][j] = k < end[i] ? __ldg(A.values + k) : 0.0f;
+                    column[i][j] = k < end[i] ? __ldg(A.col_idx + k) : 0;
+                }
+#pragma unroll
+            for (int i = 0; i < kRowsPerSub; ++i)
+#pragma unroll
+                for (int j = 0; j < kUnroll; ++j) sum[i] += value[i][j] * p[column[i][j]];
         }
 #pragma unroll
-        for (int j = 0; j < kUnroll; ++j) sum += value[j] * p[column[j]];
+        for (int i = 0; i < kRowsPerSub; ++i) {
+            for (int offset = kLanes / 2; offset > 0; offset >>= 1)
+                sum[i] += __shfl_xor_sync(0xffffffffu, sum[i], offset, kLanes);
+            const int row = first + sub + i * kSubs;
+            if (lane == 0 && row < row_end) {
+                q[row] = sum[i];
+                pq += p[row] * sum[i];
+            }
+        }
     }
-    for (int offset = kLanes / 2; offset > 0; offset >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, offset, kLanes);
-    return sum;
+    return pq;
+}
+
+// Phase B, four rows per thread (float4: fewer, wider loads in flight): x += alpha p;
+// r -= alpha q; z = D^-1 r. Returns this thread's (r.z, r.r). The vectors are 16-byte
+// aligned (cudaMalloc; solve() checks x).
+__device__ float2 update_x_r_z(int n, float alpha, const float* p, const float* q, const float* dinv, float* x,
+                               float* r, float* z, int tid, int threads) {
+    float rz = 0.0f, rr = 0.0f;
+    const int quads = n / 4;
+    for (int i = tid; i < quads; i += threads) {
+        const float4 pi = reinterpret_cast<const float4*>(p)[i], qi = reinterpret_cast<const float4*>(q)[i];
+        const float4 di = reinterpret_cast<const float4*>(dinv)[i];
+        float4 xi = reinterpret_cast<float4*>(x)[i], ri = reinterpret_cast<float4*>(r)[i], zi;
+        xi.x += alpha * pi.x, xi.y += alpha * pi.y, xi.z += alpha * pi.z, xi.w += alpha * pi.w;
+        ri.x -= alpha * qi.x, ri.y -= alpha * qi.y, ri.z -= alpha * qi.z, ri.w -= alpha * qi.w;
+        zi.x = di.x * ri.x, zi.y = di.y * ri.y, zi.z = di.z * ri.z, zi.w = di.w * ri.w;
+        reinterpret_cast<float4*>(x)[i] = xi;
+        reinterpret_cast<float4*>(r)[i] = ri;
+        reinterpret_cast<float4*>(z)[i] = zi;
+        rz += ri.x * zi.x + ri.y * zi.y + ri.z * zi.z + ri.w * zi.w;
+        rr += ri.x * ri.x + ri.y * ri.y + ri.z * ri.z + ri.w * ri.w;
+    }
+    for (int i = 4 * quads + tid; i < n; i += threads) {  // the last n % 4 rows
+        x[i] += alpha * p[i];
+        const float ri = r[i] - alpha * q[i], zi = dinv[i] * ri;
+        r[i] = ri;
+        z[i] = zi;
+        rz += ri * zi;
+        rr += ri * ri;
+    }
+    return make_float2(rz, rr);
+}
+
+// Phase C, four rows per thread: p = z + beta p.
+__device__ void update_p(int n, float beta, const float* z, float* p, int tid, int threads) {
+    const int quads = n / 4;
+    for (int i = tid; i < quads; i += threads) {
+        const float4 zi = reinterpret_cast<const float4*>(z)[i];
+        float4 pi = reinterpret_cast<float4*>(p)[i];
+        pi.x = zi.x + beta * pi.x, pi.y = zi.y + beta * pi.y, pi.z = zi.z + beta * pi.z, pi.w = zi.w + beta * pi.w;
+        reinterpret_cast<float4*>(p)[i] = pi;
+    }
+    for (int i = 4 * quads + tid; i < n; i += threads) p[i] = z[i] + beta * p[i];
 }
 
 __global__ void __launch_bounds__(kBlock, 2) streaming_cg(Args a) {
     coop::grid_group grid = coop::this_grid();
     const int n = a.A.n;
     const int tid = int(grid.thread_rank()), threads = int(grid.size());
-    const int lane = tid % kLanes, group = tid / kLanes, groups = threads / kLanes;
-    const int warp_row0 = (tid / 32) * (32 / kLanes);  // a warp loops while any of its sub-warps has a row
     State* st = a.state;
     float* p = a.p;
 
@@ -278,15 +362,8 @@ __global__ void __launch_bounds__(kBlock, 2) streaming_cg(Args a) {
         Sums* cur = &st->slot[it % 3];
         if (tid == 0) st->slot[(it + 1) % 3] = Sums{0.0, 0.0, 0.0};
 
-        // A. q = A p and p.q (lane 0 of each sub-warp owns its row).
-        float pq = 0.0f;
-        for (int row = group, first = warp_row0; first < n; row += groups, first += groups) {
-            const float qi = row_times(a.A, p, row, lane);
-            if (lane == 0 && row < n) {
-                a.q[row] = qi;
-                pq += p[row] * qi;
-            }
-        }
+        // A. q = A p and p.q.
+        const float pq = warp_spmv(a.A, p, a.q, tid / 32, threads / 32);
         block_add2(pq, 0.0f, &cur->pq, nullptr);
         grid_barrier(grid);
 
@@ -298,17 +375,8 @@ __global__ void __launch_bounds__(kBlock, 2) streaming_cg(Args a) {
             break;
         }
         const float alpha = float(rz_old / pq_total);
-        rz = rr = 0.0f;
-        for (int i = tid; i < n; i += threads) {
-            a.x[i] += alpha * p[i];
-            const float ri = a.r[i] - alpha * a.q[i];
-            const float zi = a.dinv[i] * ri;
-            a.r[i] = ri;
-            a.z[i] = zi;
-            rz += ri * zi;
-            rr += ri * ri;
-        }
-        block_add2(rz, rr, &cur->rz, &cur->rr);
+        const float2 sums = update_x_r_z(n, alpha, p, a.q, a.dinv, a.x, a.r, a.z, tid, threads);
+        block_add2(sums.x, sums.y, &cur->rz, &cur->rr);
         grid_barrier(grid);
 
         // C. Stop, or beta and the new direction.
@@ -321,7 +389,7 @@ __global__ void __launch_bounds__(kBlock, 2) streaming_cg(Args a) {
         const double rz_new = __ldcg(&cur->rz);
         const float beta = float(rz_new / rz_old);
         rz_old = rz_new;
-        for (int i = tid; i < n; i += threads) p[i] = a.z[i] + beta * p[i];
+        update_p(n, beta, a.z, p, tid, threads);
         grid_barrier(grid);
     }
     finish(st, it, status, converged_at, rr_last, bb);
@@ -329,12 +397,8 @@ __global__ void __launch_bounds__(kBlock, 2) streaming_cg(Args a) {
 
 // The streaming path's SpMV, alone, for the SpMV GB/s column: q = A p.
 __global__ void __launch_bounds__(kBlock, 2) spmv_kernel(tut::cg::DeviceCsr A, const float* p, float* q) {
-    const int tid = blockIdx.x * blockDim.x + threadIdx.x, threads = gridDim.x * blockDim.x;
-    const int lane = tid % kLanes, groups = threads / kLanes;
-    for (int row = tid / kLanes, first = (tid / 32) * (32 / kLanes); first < A.n; row += groups, first += groups) {
-        const float qi = row_times(A, p, row, lane);
-        if (lane == 0 && row < A.n) q[row] = qi;
-    }
+    const int64_t warps = int64_t(gridDim.x) * (kBlock / 32);
+    warp_spmv(A, p, q, (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32, warps);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -385,6 +449,8 @@ class PersistentSolver final : public tut::cg::Solver {
         Args args{A_,          b,         dinv_.get(), x, r_.get(), z_.get(), q_.get(), p_.get(), p_next_.get(),
                   state_.get(), opt_.tolerance * opt_.tolerance, opt_.max_iterations, tile_rows_};
         void* params[] = {&args};
+        if (!resident_ && reinterpret_cast<uintptr_t>(x) % 16)
+            throw std::invalid_argument("PersistentSolver::solve: x must be 16-byte aligned (as cudaMalloc gives)");
         TUT_CUDA(cudaMemsetAsync(state_.get(), 0, sizeof(State)));
         // A cooperative launch either makes every block resident at once or fails: the
         // grid-wide barrier cannot deadlock on blocks that never got an SM.
