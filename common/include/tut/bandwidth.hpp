@@ -335,6 +335,29 @@ inline double memcpy_d2d_gbs(void* dst, const void* src, size_t bytes, const Tim
     return gbs(transfer_bytes_moved(Direction::DeviceToDevice, bytes), t.median_ms);
 }
 
+/// The results table of the copy and gather drivers: one row per variant (with its
+/// speedup over the row before it), then the cudaMemcpy yardstick's row.
+class VariantTable {
+  public:
+    void add(const std::string& name, const std::string& path, int regs, const Record& r, const std::string& verdict) {
+        table_.add_row({name, path, regs >= 0 ? std::to_string(regs) : "-", fmt("%.3f", r.time_ms), fmt("%.0f", r.value),
+                        percent(r.ratio_to_library()), percent(r.ratio_to_peak()),
+                        std::isfinite(previous_ms_) ? fmt("%.2fx", previous_ms_ / r.time_ms) : "-", verdict});
+        previous_ms_ = r.time_ms;
+    }
+    /// Adds the yardstick's row (when it was measured: `library_gbs` finite) and prints.
+    void print(double moved_bytes, double library_gbs, double dram_peak_gbs) {
+        if (std::isfinite(library_gbs))
+            table_.add_row({"cudaMemcpy D2D (yardstick)", "-", "-", fmt("%.3f", moved_bytes / (library_gbs * 1e9) * 1e3),
+                            fmt("%.0f", library_gbs), "100.0%", percent(library_gbs / dram_peak_gbs), "-", "-"});
+        table_.print();
+    }
+
+  private:
+    Table table_{{"variant", "path", "regs", "time ms", "GB/s", "% memcpy", "% DRAM peak", "speedup", "check"}};
+    double previous_ms_ = NAN;
+};
+
 }  // namespace detail
 
 // ---------------------------------------------------------------------------------
@@ -601,9 +624,8 @@ inline int copy_main(int argc, char** argv, const LessonInfo& info, const std::v
         std::printf("\n%s/%s: %s  (N = %lld floats, %s moved = %.1fx L2, median of %d runs, L2 flushed)\n", info.track,
                     info.lesson, info.title, n, detail::megabytes(moved).c_str(), moved / double(dev.l2_bytes),
                     run.repeats);
-        Table table({"variant", "path", "regs", "time ms", "GB/s", "% memcpy", "% DRAM peak", "speedup", "check"});
+        detail::VariantTable table;
         bool all_ok = true;
-        double previous_ms = NAN;
         for (const CopyVariant& v : variants) {
             if (!run.variant.empty() && v.name != run.variant) continue;
             std::string verdict = "skipped";
@@ -642,16 +664,10 @@ inline int copy_main(int argc, char** argv, const LessonInfo& info, const std::v
             r.checked = run.check() && verdict == "ok";
             r.extra.add("floats", n).add("bytes_moved", moved).add("path", path).add("registers", regs).add("check",
                                                                                                             verdict);
-            table.add_row({v.name, path, regs >= 0 ? std::to_string(regs) : "-", fmt("%.3f", t.median_ms),
-                           fmt("%.0f", r.value), percent(r.ratio_to_library()), percent(r.ratio_to_peak()),
-                           std::isfinite(previous_ms) ? fmt("%.2fx", previous_ms / t.median_ms) : "-", verdict});
-            previous_ms = t.median_ms;
+            table.add(v.name, path, regs, r, verdict);
             append_record(info.lesson, run.json, r);
         }
-        if (std::isfinite(library))
-            table.add_row({"cudaMemcpy D2D (yardstick)", "-", "-", fmt("%.3f", moved / (library * 1e9) * 1e3),
-                           fmt("%.0f", library), "100.0%", percent(library / dev.dram_peak_gbs), "-", "-"});
-        table.print();
+        table.print(moved, library, dev.dram_peak_gbs);
         return all_ok ? 0 : 1;
     });
 }
@@ -746,9 +762,8 @@ inline int gather_main(int argc, char** argv, const LessonInfo& info, const std:
                     info.track, info.lesson, info.title, size.rows, size.cols, size.count,
                     size.order == IndexOrder::Random ? "random" : "sequential (0..count-1)",
                     detail::megabytes(moved).c_str(), moved / double(dev.l2_bytes), run.repeats);
-        Table table({"variant", "path", "regs", "time ms", "GB/s", "% memcpy", "% DRAM peak", "speedup", "check"});
+        detail::VariantTable table;
         bool all_ok = true;
-        double previous_ms = NAN;
         for (const GatherVariant& v : variants) {
             if (!run.variant.empty() && v.name != run.variant) continue;
             std::string verdict = "skipped";
@@ -793,16 +808,10 @@ inline int gather_main(int argc, char** argv, const LessonInfo& info, const std:
                 .add("path", path)
                 .add("registers", regs)
                 .add("check", verdict);
-            table.add_row({v.name, path, regs >= 0 ? std::to_string(regs) : "-", fmt("%.3f", t.median_ms),
-                           fmt("%.0f", r.value), percent(r.ratio_to_library()), percent(r.ratio_to_peak()),
-                           std::isfinite(previous_ms) ? fmt("%.2fx", previous_ms / t.median_ms) : "-", verdict});
-            previous_ms = t.median_ms;
+            table.add(v.name, path, regs, r, verdict);
             append_record(info.lesson, run.json, r);
         }
-        if (std::isfinite(library))
-            table.add_row({"cudaMemcpy D2D (yardstick)", "-", "-", fmt("%.3f", moved / (library * 1e9) * 1e3),
-                           fmt("%.0f", library), "100.0%", percent(library / dev.dram_peak_gbs), "-", "-"});
-        table.print();
+        table.print(moved, library, dev.dram_peak_gbs);
         return all_ok ? 0 : 1;
     });
 }
