@@ -15,7 +15,8 @@ TEST_CASE("cg/08_persistent solves the default problem and small ones to toleran
     check_all_solve(names);
 }
 
-TEST_CASE("cg/08_persistent: the resident and the streaming path each solve the small problems and the default one",
+TEST_CASE("cg/08_persistent: each path (resident; streaming with its vectors on chip, and in memory) solves the "
+          "small problems and the default one",
           "[exercise]") {
     std::vector<std::string> names = kSmallProblems;
     names.push_back("default");
@@ -24,6 +25,13 @@ TEST_CASE("cg/08_persistent: the resident and the streaming path each solve the 
 }
 
 TEST_CASE("cg/08_persistent solves the 2.1 M-row problem to tolerance", "[exercise]") { check_all_solve({"large"}); }
+
+TEST_CASE("cg/08_persistent: the streaming path with its vectors in memory solves the 2.1 M-row problem", "[exercise]") {
+    int checked = 0;
+    for (const tut::cg::Variant& v : lesson::cg_path_variants())
+        if (v.name == "streaming path, vectors in memory") check_solves(v, "large"), ++checked;
+    REQUIRE(checked == 1);
+}
 
 TEST_CASE("cg/08_persistent: the resident path refuses the 2.1 M-row problem (it does not fit on chip)", "[baseline]") {
     TestProblem& p = problem("large");

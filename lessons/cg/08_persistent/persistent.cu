@@ -27,14 +27,19 @@
 // (Forming p where the SpMV gathers it saves the barrier a separate "p = z + beta p"
 // phase would need; p is double-buffered, since blocks gather p_old while others write p.)
 //
-// streaming_cg (any size): lesson 5's three kernels as three phases, data in memory:
+// streaming_cg (any size): lesson 5's three kernels as three phases, the matrix streamed
+// from memory every iteration:
 //   A. q = A p, p.q                                                     -> barrier
 //   B. alpha; x += alpha p; r -= alpha q; z = D^-1 r; r.z and r.r       -> barrier
 //   C. stop?; beta; p = z + beta p                                      -> barrier
+// Each warp owns one contiguous stretch of rows in all three phases, so the vectors only
+// it reads can stay on chip: its p (others gather a copy from memory) and its q, then z,
+// live in shared memory when the stretch has at most 512 rows (a 2.1 M-row matrix on
+// 132 SMs), and only x, r, 1/a_ii and the gathered p cross the memory bus.
 // A cooperative grid must fit on the GPU at once: two blocks of 512 per SM (64 registers
 // per thread), half the threads lesson 5 runs. So each thread must keep more loads in
-// flight than lesson 5's: the SpMV gives every warp one contiguous stretch of rows and
-// each sub-warp two rows at a time, and phases B and C move float4s.
+// flight than lesson 5's: the SpMV reads the matrix as aligned 16-byte quads, two rows
+// per sub-warp at a time, and phases B and C move float4s.
 #include "tut/cg.hpp"
 
 #include <cooperative_groups.h>
@@ -51,8 +56,9 @@ using tut::cg::SolveResult;
 constexpr int kBlock = 512;
 constexpr int kNonzerosPerThread = 16;                   // resident path: registers per thread
 constexpr int kTileNonzeros = kBlock * kNonzerosPerThread;  // 8192 per block
-constexpr int kLanes = 8, kUnroll = 4;                   // streaming path: lesson 5's sub-warp rows,
-constexpr int kRowsPerSub = 2, kSubs = 32 / kLanes;      // two rows per sub-warp at a time
+constexpr int kLanes = 8, kSubs = 32 / kLanes;           // streaming path: 8 lanes per row,
+constexpr int kRowsPerSub = 2;                           // two rows per sub-warp at a time,
+constexpr int kWarpRowsOnChip = 512;                     // a warp's p and q on chip up to 512 rows
 enum Status : int { kRunning = 0, kConverged = 1, kNotPositiveDefinite = 2 };
 
 // Global sums of one iteration, in three slots used in turn: the slot for iteration
@@ -80,6 +86,7 @@ struct Args {
     double tol2;
     int max_iterations;
     int tile_rows;                 // resident path
+    int on_chip;                   // streaming path: each warp's p and q/z in shared memory
 };
 
 // Every block must have finished the phase before any block starts the next one.
@@ -233,127 +240,175 @@ __global__ void __launch_bounds__(kBlock, 1) resident_cg(Args a) {
 // The streaming path
 // ---------------------------------------------------------------------------------------
 
-// This warp's share of q = A p, and its share of p.q: rows [n w / W, n (w + 1) / W) for
-// warp w of W. A sub-warp of kLanes lanes adds up a row as in lesson 5, but takes
-// kRowsPerSub rows at a time (rows first + s + i kSubs for sub-warp s), issuing all their
-// loads before it uses any: a cooperative grid has half lesson 5's threads per SM, so each
-// thread must keep twice the bytes in flight. The row bounds of the next step are loaded
-// a step ahead for the same reason. A warp's rows are one contiguous stretch of the
-// matrix, which it reads front to back, and its gathers of p stay near each other (L1).
-__device__ float warp_spmv(const tut::cg::DeviceCsr& A, const float* p, float* q, int64_t warp, int64_t warps) {
+// Warp w of W owns rows [begin, end) for the whole solve, in every phase: a contiguous
+// stretch, starting at a multiple of 4 so that its vectors can move as float4.
+struct WarpRows {
+    int begin, end;
+};
+__device__ WarpRows warp_rows(int n, int64_t warp, int64_t warps) {
+    const int64_t quads = (int64_t(n) + 3) / 4;
+    return {int(4 * (quads * warp / warps)), int(min(int64_t(n), 4 * (quads * (warp + 1) / warps)))};
+}
+
+// Nonzeros 4 quad .. 4 quad + 3 of the matrix: one 16-byte load of columns and one of
+// values, marked "streaming" (__ldcs: used once, evict first) so that they do not push
+// the gathered p out of L1. The last quad of the matrix may be partial.
+__device__ void load_quad(const tut::cg::DeviceCsr& A, int quad, int4& column, float4& value) {
+    const int k = 4 * quad;
+    if (k + 4 <= A.nnz) {
+        column = __ldcs(reinterpret_cast<const int4*>(A.col_idx) + quad);
+        value = __ldcs(reinterpret_cast<const float4*>(A.values) + quad);
+        return;
+    }
+    column = make_int4(A.col_idx[k], k + 1 < A.nnz ? A.col_idx[k + 1] : 0, k + 2 < A.nnz ? A.col_idx[k + 2] : 0, 0);
+    value = make_float4(A.values[k], k + 1 < A.nnz ? A.values[k + 1] : 0.0f, k + 2 < A.nnz ? A.values[k + 2] : 0.0f,
+                        0.0f);
+}
+
+// The products of a quad's nonzeros that belong to the row [row_begin, row_end).
+__device__ float quad_dot(int quad, int row_begin, int row_end, int4 column, float4 value, const float* p) {
+    const int k = 4 * quad;
+    float sum = 0.0f;
+    if (k >= row_begin && k < row_end) sum += value.x * p[column.x];
+    if (k + 1 >= row_begin && k + 1 < row_end) sum += value.y * p[column.y];
+    if (k + 2 >= row_begin && k + 2 < row_end) sum += value.z * p[column.z];
+    if (k + 3 >= row_begin && k + 3 < row_end) sum += value.w * p[column.w];
+    return sum;
+}
+
+// This warp's rows of q = A p, into q_own[row - rows.begin]; returns the lane's share of
+// p.q. A sub-warp of kLanes lanes takes kRowsPerSub rows at a time (rows first + s +
+// i kSubs for sub-warp s), and lane l loads the row's l-th aligned quad of nonzeros,
+// masking the ones that belong to the neighbouring rows: 27 nonzeros are 7 or 8 quads,
+// one each. All of a step's loads are issued before any is used, and the row bounds of
+// the next step are loaded a step ahead: a cooperative grid has half lesson 5's threads
+// per SM, so each thread must keep more bytes in flight.
+__device__ float warp_spmv(const tut::cg::DeviceCsr& A, const float* p, const float* p_own, float* q_own,
+                           WarpRows rows) {
     const int lane32 = threadIdx.x % 32, lane = lane32 % kLanes, sub = lane32 / kLanes;
-    const int row_begin = int(A.n * warp / warps), row_end = int(A.n * (warp + 1) / warps);
     int next_begin[kRowsPerSub], next_end[kRowsPerSub];
     auto load_bounds = [&](int first) {
 #pragma unroll
         for (int i = 0; i < kRowsPerSub; ++i) {
             const int row = first + sub + i * kSubs;
-            next_begin[i] = row < row_end ? __ldg(A.row_ptr + row) : 0;
-            next_end[i] = row < row_end ? __ldg(A.row_ptr + row + 1) : 0;
+            next_begin[i] = row < rows.end ? __ldg(A.row_ptr + row) : 0;
+            next_end[i] = row < rows.end ? __ldg(A.row_ptr + row + 1) : 0;
         }
     };
-    load_bounds(row_begin);
+    load_bounds(rows.begin);
     float pq = 0.0f;
-    for (int first = row_begin; first < row_end; first += kSubs * kRowsPerSub) {
-        int begin[kRowsPerSub], end[kRowsPerSub], longest = 0;
+    for (int first = rows.begin; first < rows.end; first += kSubs * kRowsPerSub) {
+        int begin[kRowsPerSub], end[kRowsPerSub];
+        int4 column[kRowsPerSub];
+        float4 value[kRowsPerSub];
 #pragma unroll
         for (int i = 0; i < kRowsPerSub; ++i) {
             begin[i] = next_begin[i];
             end[i] = next_end[i];
-            longest = max(longest, end[i] - begin[i]);
+            const int quad = begin[i] / 4 + lane;
+            if (4 * quad < end[i]) load_quad(A, quad, column[i], value[i]);
+            else column[i] = make_int4(0, 0, 0, 0), value[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
         load_bounds(first + kSubs * kRowsPerSub);
         float sum[kRowsPerSub];
 #pragma unroll
-        for (int i = 0; i < kRowsPerSub; ++i) sum[i] = 0.0f;
-        for (int offset = lane; offset < longest; offset += kLanes * kUnroll) {
-            float value[kRowsPerSub][kUnroll];
-            int column[kRowsPerSub][kUnroll];
-#pragma unroll
-            for (int i = 0; i < kRowsPerSub; ++i)
-#pragma unroll
-                for (int j = 0; j < kUnroll; ++j) {
-                    const int k = begin[i] + offset + j * kLanes;
-                    value[i][j] = k < end[i] ? __ldg(A.values + k) : 0.0f;
-                    column[i][j] = k < end[i] ? __ldg(A.col_idx + k) : 0;
-                }
-#pragma unroll
-            for (int i = 0; i < kRowsPerSub; ++i)
-#pragma unroll
-                for (int j = 0; j < kUnroll; ++j) sum[i] += value[i][j] * p[column[i][j]];
+        for (int i = 0; i < kRowsPerSub; ++i) {
+            const int first_quad = begin[i] / 4, quads = (end[i] + 3) / 4 - first_quad;
+            sum[i] = lane < quads ? quad_dot(first_quad + lane, begin[i], end[i], column[i], value[i], p) : 0.0f;
+            for (int j = lane + kLanes; j < quads; j += kLanes) {  // rows of more than kLanes quads
+                int4 c;
+                float4 v;
+                load_quad(A, first_quad + j, c, v);
+                sum[i] += quad_dot(first_quad + j, begin[i], end[i], c, v, p);
+            }
         }
 #pragma unroll
         for (int i = 0; i < kRowsPerSub; ++i) {
             for (int offset = kLanes / 2; offset > 0; offset >>= 1)
                 sum[i] += __shfl_xor_sync(0xffffffffu, sum[i], offset, kLanes);
             const int row = first + sub + i * kSubs;
-            if (lane == 0 && row < row_end) {
-                q[row] = sum[i];
-                pq += p[row] * sum[i];
+            if (lane == 0 && row < rows.end) {
+                q_own[row - rows.begin] = sum[i];
+                pq += p_own[row - rows.begin] * sum[i];
             }
         }
     }
     return pq;
 }
 
-// Phase B, four rows per thread (float4: fewer, wider loads in flight): x += alpha p;
-// r -= alpha q; z = D^-1 r. Returns this thread's (r.z, r.r). The vectors are 16-byte
-// aligned (cudaMalloc; solve() checks x).
-__device__ float2 update_x_r_z(int n, float alpha, const float* p, const float* q, const float* dinv, float* x,
-                               float* r, float* z, int tid, int threads) {
+// Phase B on this warp's rows, four at a time: x += alpha p; r -= alpha q; z = D^-1 r,
+// z written over q. Returns the lane's (r.z, r.r).
+__device__ float2 update_x_r_z(const Args& a, WarpRows rows, float alpha, const float* p_own, float* qz_own) {
+    const int lane = threadIdx.x % 32, count = rows.end - rows.begin;
+    float* x = a.x + rows.begin;
+    float* r = a.r + rows.begin;
+    const float* dinv = a.dinv + rows.begin;
     float rz = 0.0f, rr = 0.0f;
-    const int quads = n / 4;
-    for (int i = tid; i < quads; i += threads) {
-        const float4 pi = reinterpret_cast<const float4*>(p)[i], qi = reinterpret_cast<const float4*>(q)[i];
-        const float4 di = reinterpret_cast<const float4*>(dinv)[i];
-        float4 xi = reinterpret_cast<float4*>(x)[i], ri = reinterpret_cast<float4*>(r)[i], zi;
-        xi.x += alpha * pi.x, xi.y += alpha * pi.y, xi.z += alpha * pi.z, xi.w += alpha * pi.w;
-        ri.x -= alpha * qi.x, ri.y -= alpha * qi.y, ri.z -= alpha * qi.z, ri.w -= alpha * qi.w;
-        zi.x = di.x * ri.x, zi.y = di.y * ri.y, zi.z = di.z * ri.z, zi.w = di.w * ri.w;
-        reinterpret_cast<float4*>(x)[i] = xi;
-        reinterpret_cast<float4*>(r)[i] = ri;
-        reinterpret_cast<float4*>(z)[i] = zi;
-        rz += ri.x * zi.x + ri.y * zi.y + ri.z * zi.z + ri.w * zi.w;
-        rr += ri.x * ri.x + ri.y * ri.y + ri.z * ri.z + ri.w * ri.w;
-    }
-    for (int i = 4 * quads + tid; i < n; i += threads) {  // the last n % 4 rows
-        x[i] += alpha * p[i];
-        const float ri = r[i] - alpha * q[i], zi = dinv[i] * ri;
-        r[i] = ri;
-        z[i] = zi;
-        rz += ri * zi;
-        rr += ri * ri;
+    for (int i = 4 * lane; i < count; i += 4 * 32) {
+        if (i + 4 <= count) {
+            const float4 pi = *reinterpret_cast<const float4*>(p_own + i), qi = *reinterpret_cast<float4*>(qz_own + i);
+            const float4 di = *reinterpret_cast<const float4*>(dinv + i);
+            float4 xi = *reinterpret_cast<float4*>(x + i), ri = *reinterpret_cast<float4*>(r + i), zi;
+            xi.x += alpha * pi.x, xi.y += alpha * pi.y, xi.z += alpha * pi.z, xi.w += alpha * pi.w;
+            ri.x -= alpha * qi.x, ri.y -= alpha * qi.y, ri.z -= alpha * qi.z, ri.w -= alpha * qi.w;
+            zi.x = di.x * ri.x, zi.y = di.y * ri.y, zi.z = di.z * ri.z, zi.w = di.w * ri.w;
+            *reinterpret_cast<float4*>(x + i) = xi;
+            *reinterpret_cast<float4*>(r + i) = ri;
+            *reinterpret_cast<float4*>(qz_own + i) = zi;
+            rz += ri.x * zi.x + ri.y * zi.y + ri.z * zi.z + ri.w * zi.w;
+            rr += ri.x * ri.x + ri.y * ri.y + ri.z * ri.z + ri.w * ri.w;
+        } else {
+            for (int k = i; k < count; ++k) {  // the last warp's last n % 4 rows
+                x[k] += alpha * p_own[k];
+                const float rk = r[k] - alpha * qz_own[k], zk = dinv[k] * rk;
+                r[k] = rk;
+                qz_own[k] = zk;
+                rz += rk * zk;
+                rr += rk * rk;
+            }
+        }
     }
     return make_float2(rz, rr);
 }
 
-// Phase C, four rows per thread: p = z + beta p.
-__device__ void update_p(int n, float beta, const float* z, float* p, int tid, int threads) {
-    const int quads = n / 4;
-    for (int i = tid; i < quads; i += threads) {
-        const float4 zi = reinterpret_cast<const float4*>(z)[i];
-        float4 pi = reinterpret_cast<float4*>(p)[i];
-        pi.x = zi.x + beta * pi.x, pi.y = zi.y + beta * pi.y, pi.z = zi.z + beta * pi.z, pi.w = zi.w + beta * pi.w;
-        reinterpret_cast<float4*>(p)[i] = pi;
+// Phase C on this warp's rows: p = z + beta p, in p_own and, when p_own is on chip, in
+// the p that the other warps gather.
+__device__ void update_p(const Args& a, WarpRows rows, float beta, float* p_own, const float* qz_own) {
+    const int lane = threadIdx.x % 32, count = rows.end - rows.begin;
+    float* p = a.p + rows.begin;
+    for (int i = 4 * lane; i < count; i += 4 * 32) {
+        if (i + 4 <= count) {
+            const float4 zi = *reinterpret_cast<const float4*>(qz_own + i);
+            float4 pi = *reinterpret_cast<float4*>(p_own + i);
+            pi.x = zi.x + beta * pi.x, pi.y = zi.y + beta * pi.y, pi.z = zi.z + beta * pi.z, pi.w = zi.w + beta * pi.w;
+            *reinterpret_cast<float4*>(p_own + i) = pi;
+            if (p_own != p) *reinterpret_cast<float4*>(p + i) = pi;
+        } else {
+            for (int k = i; k < count; ++k) p[k] = p_own[k] = qz_own[k] + beta * p_own[k];
+        }
     }
-    for (int i = 4 * quads + tid; i < n; i += threads) p[i] = z[i] + beta * p[i];
 }
 
 __global__ void __launch_bounds__(kBlock, 2) streaming_cg(Args a) {
+    extern __shared__ float4 on_chip[];  // per warp: p_own, then q (later z), kWarpRowsOnChip each
     coop::grid_group grid = coop::this_grid();
-    const int n = a.A.n;
-    const int tid = int(grid.thread_rank()), threads = int(grid.size());
+    const int warp_in_block = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int64_t warps = int64_t(gridDim.x) * (kBlock / 32);
+    const WarpRows rows = warp_rows(a.A.n, int64_t(blockIdx.x) * (kBlock / 32) + warp_in_block, warps);
     State* st = a.state;
-    float* p = a.p;
+
+    // This warp's p and q/z: in shared memory when the host found they fit, else in memory.
+    float* warp_on_chip = reinterpret_cast<float*>(on_chip) + warp_in_block * 2 * kWarpRowsOnChip;
+    float* p_own = a.on_chip ? warp_on_chip : a.p + rows.begin;
+    float* qz_own = a.on_chip ? warp_on_chip + kWarpRowsOnChip : a.q + rows.begin;
 
     // x = 0, r = b, z = D^-1 b, p = z; r.z and r.r.
     float rz = 0.0f, rr = 0.0f;
-    for (int i = tid; i < n; i += threads) {
+    for (int i = rows.begin + lane; i < rows.end; i += 32) {
         const float bi = a.b[i], zi = a.dinv[i] * bi;
         a.x[i] = 0.0f;
         a.r[i] = bi;
-        a.z[i] = zi;
-        p[i] = zi;
+        a.p[i] = p_own[i - rows.begin] = zi;
         rz += bi * zi;
         rr += bi * bi;
     }
@@ -366,10 +421,10 @@ __global__ void __launch_bounds__(kBlock, 2) streaming_cg(Args a) {
     int it = 0, converged_at = status == kConverged ? 0 : -1;
     while (status == kRunning && it < a.max_iterations) {
         Sums* cur = &st->slot[it % 3];
-        if (tid == 0) st->slot[(it + 1) % 3] = Sums{0.0, 0.0, 0.0};
+        if (blockIdx.x == 0 && threadIdx.x == 0) st->slot[(it + 1) % 3] = Sums{0.0, 0.0, 0.0};
 
         // A. q = A p and p.q.
-        const float pq = warp_spmv(a.A, p, a.q, tid / 32, threads / 32);
+        const float pq = warp_spmv(a.A, a.p, p_own, qz_own, rows);
         block_add2(pq, 0.0f, &cur->pq, nullptr);
         grid_barrier(grid);
 
@@ -381,7 +436,7 @@ __global__ void __launch_bounds__(kBlock, 2) streaming_cg(Args a) {
             break;
         }
         const float alpha = float(rz_old / pq_total);
-        const float2 sums = update_x_r_z(n, alpha, p, a.q, a.dinv, a.x, a.r, a.z, tid, threads);
+        const float2 sums = update_x_r_z(a, rows, alpha, p_own, qz_own);
         block_add2(sums.x, sums.y, &cur->rz, &cur->rr);
         grid_barrier(grid);
 
@@ -395,7 +450,7 @@ __global__ void __launch_bounds__(kBlock, 2) streaming_cg(Args a) {
         const double rz_new = __ldcg(&cur->rz);
         const float beta = float(rz_new / rz_old);
         rz_old = rz_new;
-        update_p(n, beta, a.z, p, tid, threads);
+        update_p(a, rows, beta, p_own, qz_own);
         grid_barrier(grid);
     }
     finish(st, it, status, converged_at, rr_last, bb);
@@ -404,7 +459,8 @@ __global__ void __launch_bounds__(kBlock, 2) streaming_cg(Args a) {
 // The streaming path's SpMV, alone, for the SpMV GB/s column: q = A p.
 __global__ void __launch_bounds__(kBlock, 2) spmv_kernel(tut::cg::DeviceCsr A, const float* p, float* q) {
     const int64_t warps = int64_t(gridDim.x) * (kBlock / 32);
-    warp_spmv(A, p, q, (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32, warps);
+    const WarpRows rows = warp_rows(A.n, (int64_t(blockIdx.x) * kBlock + threadIdx.x) / 32, warps);
+    warp_spmv(A, p, p + rows.begin, q + rows.begin, rows);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -439,7 +495,7 @@ class PersistentSolver final : public tut::cg::Solver {
         if (!cooperative) throw tut::Unsupported("this GPU does not support cooperative launches");
 
         // Resident if one tile per block fits: rows <= kBlock and nonzeros <= kTileNonzeros.
-        const int resident_blocks = blocks_for(reinterpret_cast<const void*>(resident_cg));
+        const int resident_blocks = blocks_for(reinterpret_cast<const void*>(resident_cg), 0);
         tile_rows_ = (A_.n + resident_blocks - 1) / resident_blocks;
         const bool fits = tile_rows_ <= kBlock && largest_tile(host_A, tile_rows_) <= kTileNonzeros;
         if (path == "resident" && !fits)
@@ -447,20 +503,36 @@ class PersistentSolver final : public tut::cg::Solver {
                                    " blocks x " + std::to_string(kBlock) + " rows x " + std::to_string(kTileNonzeros) +
                                    " nonzeros");
         resident_ = path == "resident" || (path == "auto" && fits);
-        kernel_ = resident_ ? reinterpret_cast<const void*>(resident_cg) : reinterpret_cast<const void*>(streaming_cg);
-        blocks_ = resident_ ? resident_blocks : blocks_for(kernel_);
+        if (resident_) {
+            kernel_ = reinterpret_cast<const void*>(resident_cg);
+            blocks_ = resident_blocks;
+            return;
+        }
+        // Streaming: each warp's p and q/z in shared memory if the GPU has room for them
+        // and the warp's stretch of rows (4-row aligned) is at most kWarpRowsOnChip long.
+        kernel_ = reinterpret_cast<const void*>(streaming_cg);
+        const int bytes = kBlock / 32 * 2 * kWarpRowsOnChip * int(sizeof(float));
+        int optin = 0;
+        TUT_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+        if (path != "streaming-global" && optin >= bytes) {
+            TUT_CUDA(cudaFuncSetAttribute(kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+            const long long warps = 1LL * blocks_for(kernel_, bytes) * (kBlock / 32), quads = (A_.n + 3LL) / 4;
+            on_chip_ = 4 * ((quads + warps - 1) / warps) <= kWarpRowsOnChip;
+        }
+        shared_bytes_ = on_chip_ ? bytes : 0;
+        blocks_ = blocks_for(kernel_, shared_bytes_);
     }
 
     SolveResult solve(const float* b, float* x) override {
         Args args{A_,          b,         dinv_.get(), x, r_.get(), z_.get(), q_.get(), p_.get(), p_next_.get(),
-                  state_.get(), opt_.tolerance * opt_.tolerance, opt_.max_iterations, tile_rows_};
+                  state_.get(), opt_.tolerance * opt_.tolerance, opt_.max_iterations, tile_rows_, on_chip_};
         void* params[] = {&args};
         if (!resident_ && reinterpret_cast<uintptr_t>(x) % 16)
             throw std::invalid_argument("PersistentSolver::solve: x must be 16-byte aligned (as cudaMalloc gives)");
         TUT_CUDA(cudaMemsetAsync(state_.get(), 0, sizeof(State)));
         // A cooperative launch either makes every block resident at once or fails: the
         // grid-wide barrier cannot deadlock on blocks that never got an SM.
-        TUT_CUDA(cudaLaunchCooperativeKernel(kernel_, dim3(blocks_), dim3(kBlock), params, 0, nullptr));
+        TUT_CUDA(cudaLaunchCooperativeKernel(kernel_, dim3(blocks_), dim3(kBlock), params, shared_bytes_, nullptr));
         State h{};
         TUT_CUDA(cudaMemcpy(&h, state_.get(), sizeof(State), cudaMemcpyDeviceToHost));  // the only wait
         SolveResult res;
@@ -480,9 +552,9 @@ class PersistentSolver final : public tut::cg::Solver {
 
   private:
     // All blocks must be resident at once: at most what the occupancy calculator allows.
-    int blocks_for(const void* kernel) const {
+    int blocks_for(const void* kernel, int shared_bytes) const {
         int fit = 0;
-        TUT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kBlock, 0));
+        TUT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kBlock, shared_bytes));
         if (fit < 1) throw tut::Unsupported("the persistent kernel does not fit on an SM");
         const int per_sm = g_blocks_per_sm_option ? g_blocks_per_sm_option : fit;
         if (per_sm > fit)
@@ -495,7 +567,7 @@ class PersistentSolver final : public tut::cg::Solver {
     tut::cg::SolveOptions opt_;
     tut::DeviceBuffer<float> dinv_, r_, z_, q_, p_, p_next_;
     tut::DeviceBuffer<State> state_;
-    int sms_ = 1, blocks_ = 1, tile_rows_ = 1;
+    int sms_ = 1, blocks_ = 1, tile_rows_ = 1, on_chip_ = 0, shared_bytes_ = 0;
     bool resident_ = false;
     const void* kernel_ = nullptr;
 };
@@ -519,7 +591,9 @@ std::vector<tut::cg::Variant> cg_variants() {
 }
 // Each path forced, for the checks (the resident one refuses a matrix that does not fit).
 std::vector<tut::cg::Variant> cg_path_variants() {
-    return {{"resident path", persistent_factory("resident")}, {"streaming path", persistent_factory("streaming")}};
+    return {{"resident path", persistent_factory("resident")},
+            {"streaming path", persistent_factory("streaming")},
+            {"streaming path, vectors in memory", persistent_factory("streaming-global")}};
 }
 }  // namespace lesson
 
@@ -528,8 +602,9 @@ int main(int argc, char** argv) {
     const tut::LessonInfo info{"cg", "08_persistent", "one persistent cooperative kernel, its data kept on chip"};
     return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants(), [](tut::Cli& cli) {
         cli.add_string("path", &g_path_option,
-                       "auto: resident when the matrix fits on chip, else streaming; or force one",
-                       {"auto", "resident", "streaming"});
+                       "auto: resident when the matrix fits on chip, else streaming; or force one "
+                       "(streaming-global: each warp's p and q in memory even when they would fit on chip)",
+                       {"auto", "resident", "streaming", "streaming-global"});
         cli.add_int("blocks-per-sm", &g_blocks_per_sm_option, "blocks of 512 threads per SM (0: as many as fit)", 0, 4);
     });
 }
