@@ -241,13 +241,14 @@ __global__ void __launch_bounds__(kBlock, 1) resident_cg(Args a) {
 // ---------------------------------------------------------------------------------------
 
 // Warp w of W owns rows [begin, end) for the whole solve, in every phase: a contiguous
-// stretch, starting at a multiple of 4 so that its vectors can move as float4.
+// stretch, starting at a multiple of 4 so that its vectors can move as float4. (The host
+// uses it too, to find the longest stretch.)
 struct WarpRows {
     int begin, end;
 };
-__device__ WarpRows warp_rows(int n, int64_t warp, int64_t warps) {
-    const int64_t quads = (int64_t(n) + 3) / 4;
-    return {int(4 * (quads * warp / warps)), int(min(int64_t(n), 4 * (quads * (warp + 1) / warps)))};
+__host__ __device__ WarpRows warp_rows(int n, int64_t warp, int64_t warps) {
+    const int64_t quads = (int64_t(n) + 3) / 4, end = 4 * (quads * (warp + 1) / warps);
+    return {int(4 * (quads * warp / warps)), int(end < n ? end : n)};
 }
 
 // Nonzeros 4 quad .. 4 quad + 3 of the matrix: one 16-byte load of columns and one of
@@ -516,8 +517,13 @@ class PersistentSolver final : public tut::cg::Solver {
         TUT_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
         if (path != "streaming-global" && optin >= bytes) {
             TUT_CUDA(cudaFuncSetAttribute(kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-            const long long warps = 1LL * blocks_for(kernel_, bytes) * (kBlock / 32), quads = (A_.n + 3LL) / 4;
-            on_chip_ = 4 * ((quads + warps - 1) / warps) <= kWarpRowsOnChip;
+            const int warps = blocks_for(kernel_, bytes) * (kBlock / 32);
+            int longest = 0;
+            for (int w = 0; w < warps; ++w) {
+                const WarpRows rows = warp_rows(A_.n, w, warps);
+                longest = std::max(longest, rows.end - rows.begin);
+            }
+            on_chip_ = longest <= kWarpRowsOnChip;
         }
         shared_bytes_ = on_chip_ ? bytes : 0;
         blocks_ = blocks_for(kernel_, shared_bytes_);
