@@ -32,10 +32,13 @@
 //   A. q = A p, p.q                                                     -> barrier
 //   B. alpha; x += alpha p; r -= alpha q; z = D^-1 r; r.z and r.r       -> barrier
 //   C. stop?; beta; p = z + beta p                                      -> barrier
-// Each warp owns one contiguous stretch of rows in all three phases, so the vectors only
+// Each block owns one contiguous stretch of rows in all three phases, so the vectors only
 // it reads can stay on chip: its p (others gather a copy from memory) and its q, then z,
-// live in shared memory when the stretch has at most 512 rows (a 2.1 M-row matrix on
+// live in shared memory when the stretch has at most 8192 rows (a 2.1 M-row matrix on
 // 132 SMs), and only x, r, 1/a_ii and the gathered p cross the memory bus.
+// In phase A the block's warps sweep its stretch side by side, eight consecutive rows
+// each, so that at any moment they gather p from the same few cache lines: the gathered
+// p then stays in L1, whose room the on-chip vectors have shrunk.
 // A cooperative grid must fit on the GPU at once: two blocks of 512 per SM (64 registers
 // per thread), half the threads lesson 5 runs. So each thread must keep more loads in
 // flight than lesson 5's: the SpMV reads the matrix as aligned 16-byte quads, two rows
@@ -58,7 +61,7 @@ constexpr int kNonzerosPerThread = 16;                   // resident path: regis
 constexpr int kTileNonzeros = kBlock * kNonzerosPerThread;  // 8192 per block
 constexpr int kLanes = 8, kSubs = 32 / kLanes;           // streaming path: 8 lanes per row,
 constexpr int kRowsPerSub = 2;                           // two rows per sub-warp at a time,
-constexpr int kWarpRowsOnChip = 512;                     // a warp's p and q on chip up to 512 rows
+constexpr int kBlockRowsOnChip = 8192;                   // a block's p and q on chip up to 8192 rows
 enum Status : int { kRunning = 0, kConverged = 1, kNotPositiveDefinite = 2 };
 
 // Global sums of one iteration, in three slots used in turn: the slot for iteration
@@ -86,7 +89,7 @@ struct Args {
     double tol2;
     int max_iterations;
     int tile_rows;                 // resident path
-    int on_chip;                   // streaming path: each warp's p and q/z in shared memory
+    int on_chip;                   // streaming path: each block's p and q/z in shared memory
 };
 
 // Every block must have finished the phase before any block starts the next one.
@@ -234,15 +237,15 @@ __global__ void __launch_bounds__(kBlock, 1) resident_cg(Args a) {
 // The streaming path
 // ---------------------------------------------------------------------------------------
 
-// Warp w of W owns rows [begin, end) for the whole solve, in every phase: a contiguous
+// Block b of B owns rows [begin, end) for the whole solve, in every phase: a contiguous
 // stretch, starting at a multiple of 4 so that its vectors can move as float4. (The host
 // uses it too, to find the longest stretch.)
-struct WarpRows {
+struct BlockRows {
     int begin, end;
 };
-__host__ __device__ WarpRows warp_rows(int n, int64_t warp, int64_t warps) {
-    const int64_t quads = (int64_t(n) + 3) / 4, end = 4 * (quads * (warp + 1) / warps);
-    return {int(4 * (quads * warp / warps)), int(end < n ? end : n)};
+__host__ __device__ BlockRows block_rows(int n, int64_t block, int64_t blocks) {
+    const int64_t quads = (int64_t(n) + 3) / 4, end = 4 * (quads * (block + 1) / blocks);
+    return {int(4 * (quads * block / blocks)), int(end < n ? end : n)};
 }
 
 // Nonzeros 4 quad .. 4 quad + 3 of the matrix: one 16-byte load of columns and one of
@@ -271,16 +274,22 @@ __device__ float quad_dot(int quad, int row_begin, int row_end, int4 column, flo
     return sum;
 }
 
-// This warp's rows of q = A p, into q_own[row - rows.begin]; returns the lane's share of
-// p.q. A sub-warp of kLanes lanes takes kRowsPerSub rows at a time (rows first + s +
-// i kSubs for sub-warp s), and lane l loads the row's l-th aligned quad of nonzeros,
-// masking the ones that belong to the neighbouring rows: 27 nonzeros are 7 or 8 quads,
-// one each. All of a step's loads are issued before any is used, and the row bounds of
-// the next step are loaded a step ahead: a cooperative grid has half lesson 5's threads
-// per SM, so each thread must keep more bytes in flight.
-__device__ float warp_spmv(const tut::cg::DeviceCsr& A, const float* p, const float* p_own, float* q_own,
-                           WarpRows rows) {
-    const int lane32 = threadIdx.x % 32, lane = lane32 % kLanes, sub = lane32 / kLanes;
+// This block's rows of q = A p, into q_own[row - rows.begin]; returns the thread's share
+// of p.q. The warps sweep the stretch side by side: at each step warp w takes the
+// kWarpStep rows first .. first + kWarpStep - 1, first = rows.begin + (step kWarps + w)
+// kWarpStep, so the block works on kBlockStep consecutive rows at a time and its gathers
+// share cache lines. (One stretch per warp would spread the block's gathers over 16
+// places at once, more lines than L1 holds beside the on-chip vectors.) Within a warp, a
+// sub-warp of kLanes lanes takes kRowsPerSub rows (first + s + i kSubs for sub-warp s),
+// and lane l loads the row's l-th aligned quad of nonzeros, masking the ones that belong
+// to the neighbouring rows: 27 nonzeros are 7 or 8 quads, one each. All of a step's loads
+// are issued before any is used, and the row bounds of the next step are loaded a step
+// ahead: a cooperative grid has half lesson 5's threads per SM, so each thread must keep
+// more bytes in flight.
+constexpr int kWarpStep = kSubs * kRowsPerSub, kBlockStep = kBlock / 32 * kWarpStep;
+__device__ float block_spmv(const tut::cg::DeviceCsr& A, const float* p, const float* p_own, float* q_own,
+                            BlockRows rows) {
+    const int lane32 = threadIdx.x % 32, lane = lane32 % kLanes, sub = lane32 / kLanes, warp = threadIdx.x / 32;
     int next_begin[kRowsPerSub], next_end[kRowsPerSub];
     auto load_bounds = [&](int first) {
 #pragma unroll
@@ -290,9 +299,9 @@ __device__ float warp_spmv(const tut::cg::DeviceCsr& A, const float* p, const fl
             next_end[i] = row < rows.end ? __ldg(A.row_ptr + row + 1) : 0;
         }
     };
-    load_bounds(rows.begin);
+    load_bounds(rows.begin + warp * kWarpStep);
     float pq = 0.0f;
-    for (int first = rows.begin; first < rows.end; first += kSubs * kRowsPerSub) {
+    for (int first = rows.begin + warp * kWarpStep; first < rows.end; first += kBlockStep) {
         int begin[kRowsPerSub], end[kRowsPerSub];
         int4 column[kRowsPerSub];
         float4 value[kRowsPerSub];
@@ -304,7 +313,7 @@ __device__ float warp_spmv(const tut::cg::DeviceCsr& A, const float* p, const fl
             if (4 * quad < end[i]) load_quad(A, quad, column[i], value[i]);
             else column[i] = make_int4(0, 0, 0, 0), value[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
-        load_bounds(first + kSubs * kRowsPerSub);
+        load_bounds(first + kBlockStep);
         float sum[kRowsPerSub];
 #pragma unroll
         for (int i = 0; i < kRowsPerSub; ++i) {
@@ -331,15 +340,15 @@ __device__ float warp_spmv(const tut::cg::DeviceCsr& A, const float* p, const fl
     return pq;
 }
 
-// Phase B on this warp's rows, four at a time: x += alpha p; r -= alpha q; z = D^-1 r,
-// z written over q. Returns the lane's (r.z, r.r).
-__device__ float2 update_x_r_z(const Args& a, WarpRows rows, float alpha, const float* p_own, float* qz_own) {
-    const int lane = threadIdx.x % 32, count = rows.end - rows.begin;
+// Phase B on this block's rows, four at a time: x += alpha p; r -= alpha q; z = D^-1 r,
+// z written over q. Returns the thread's (r.z, r.r).
+__device__ float2 update_x_r_z(const Args& a, BlockRows rows, float alpha, const float* p_own, float* qz_own) {
+    const int count = rows.end - rows.begin;
     float* x = a.x + rows.begin;
     float* r = a.r + rows.begin;
     const float* dinv = a.dinv + rows.begin;
     float rz = 0.0f, rr = 0.0f;
-    for (int i = 4 * lane; i < count; i += 4 * 32) {
+    for (int i = 4 * int(threadIdx.x); i < count; i += 4 * kBlock) {
         if (i + 4 <= count) {
             const float4 pi = *reinterpret_cast<const float4*>(p_own + i), qi = *reinterpret_cast<float4*>(qz_own + i);
             const float4 di = *reinterpret_cast<const float4*>(dinv + i);
@@ -353,7 +362,7 @@ __device__ float2 update_x_r_z(const Args& a, WarpRows rows, float alpha, const 
             rz += ri.x * zi.x + ri.y * zi.y + ri.z * zi.z + ri.w * zi.w;
             rr += ri.x * ri.x + ri.y * ri.y + ri.z * ri.z + ri.w * ri.w;
         } else {
-            for (int k = i; k < count; ++k) {  // the last warp's last n % 4 rows
+            for (int k = i; k < count; ++k) {  // the last block's last n % 4 rows
                 x[k] += alpha * p_own[k];
                 const float rk = r[k] - alpha * qz_own[k], zk = dinv[k] * rk;
                 r[k] = rk;
@@ -366,12 +375,12 @@ __device__ float2 update_x_r_z(const Args& a, WarpRows rows, float alpha, const 
     return make_float2(rz, rr);
 }
 
-// Phase C on this warp's rows: p = z + beta p, in p_own and, when p_own is on chip, in
-// the p that the other warps gather.
-__device__ void update_p(const Args& a, WarpRows rows, float beta, float* p_own, const float* qz_own) {
-    const int lane = threadIdx.x % 32, count = rows.end - rows.begin;
+// Phase C on this block's rows: p = z + beta p, in p_own and, when p_own is on chip, in
+// the p that the other blocks gather.
+__device__ void update_p(const Args& a, BlockRows rows, float beta, float* p_own, const float* qz_own) {
+    const int count = rows.end - rows.begin;
     float* p = a.p + rows.begin;
-    for (int i = 4 * lane; i < count; i += 4 * 32) {
+    for (int i = 4 * int(threadIdx.x); i < count; i += 4 * kBlock) {
         if (i + 4 <= count) {
             const float4 zi = *reinterpret_cast<const float4*>(qz_own + i);
             float4 pi = *reinterpret_cast<float4*>(p_own + i);
@@ -385,21 +394,18 @@ __device__ void update_p(const Args& a, WarpRows rows, float beta, float* p_own,
 }
 
 __global__ void __launch_bounds__(kBlock, 2) streaming_cg(Args a) {
-    extern __shared__ float4 on_chip[];  // per warp: p_own, then q (later z), kWarpRowsOnChip each
+    extern __shared__ float4 on_chip[];  // p_own, then q (later z), kBlockRowsOnChip each
     coop::grid_group grid = coop::this_grid();
-    const int warp_in_block = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int64_t warps = int64_t(gridDim.x) * (kBlock / 32);
-    const WarpRows rows = warp_rows(a.A.n, int64_t(blockIdx.x) * (kBlock / 32) + warp_in_block, warps);
+    const BlockRows rows = block_rows(a.A.n, blockIdx.x, gridDim.x);
     State* st = a.state;
 
-    // This warp's p and q/z: in shared memory when the host found they fit, else in memory.
-    float* warp_on_chip = reinterpret_cast<float*>(on_chip) + warp_in_block * 2 * kWarpRowsOnChip;
-    float* p_own = a.on_chip ? warp_on_chip : a.p + rows.begin;
-    float* qz_own = a.on_chip ? warp_on_chip + kWarpRowsOnChip : a.q + rows.begin;
+    // This block's p and q/z: in shared memory when the host found they fit, else in memory.
+    float* p_own = a.on_chip ? reinterpret_cast<float*>(on_chip) : a.p + rows.begin;
+    float* qz_own = a.on_chip ? reinterpret_cast<float*>(on_chip) + kBlockRowsOnChip : a.q + rows.begin;
 
     // x = 0, r = b, z = D^-1 b, p = z; r.z and r.r.
     float rz = 0.0f, rr = 0.0f;
-    for (int i = rows.begin + lane; i < rows.end; i += 32) {
+    for (int i = rows.begin + int(threadIdx.x); i < rows.end; i += kBlock) {
         const float bi = a.b[i], zi = a.dinv[i] * bi;
         a.x[i] = 0.0f;
         a.r[i] = bi;
@@ -419,7 +425,7 @@ __global__ void __launch_bounds__(kBlock, 2) streaming_cg(Args a) {
         if (blockIdx.x == 0 && threadIdx.x == 0) st->slot[(it + 1) % 3] = Sums{0.0, 0.0, 0.0};
 
         // A. q = A p and p.q.
-        const float pq = warp_spmv(a.A, a.p, p_own, qz_own, rows);
+        const float pq = block_spmv(a.A, a.p, p_own, qz_own, rows);
         block_add2(pq, 0.0f, &cur->pq, nullptr);
         grid_barrier(grid);
 
@@ -453,9 +459,8 @@ __global__ void __launch_bounds__(kBlock, 2) streaming_cg(Args a) {
 
 // The streaming path's SpMV, alone, for the SpMV GB/s column: q = A p.
 __global__ void __launch_bounds__(kBlock, 2) spmv_kernel(tut::cg::DeviceCsr A, const float* p, float* q) {
-    const int64_t warps = int64_t(gridDim.x) * (kBlock / 32);
-    const WarpRows rows = warp_rows(A.n, (int64_t(blockIdx.x) * kBlock + threadIdx.x) / 32, warps);
-    warp_spmv(A, p, p + rows.begin, q + rows.begin, rows);
+    const BlockRows rows = block_rows(A.n, blockIdx.x, gridDim.x);
+    block_spmv(A, p, p + rows.begin, q + rows.begin, rows);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -503,21 +508,21 @@ class PersistentSolver final : public tut::cg::Solver {
             blocks_ = resident_blocks;
             return;
         }
-        // Streaming: each warp's p and q/z in shared memory if the GPU has room for them
-        // and the warp's stretch of rows (4-row aligned) is at most kWarpRowsOnChip long.
+        // Streaming: each block's p and q/z in shared memory if the GPU has room for them
+        // and the block's stretch of rows (4-row aligned) is at most kBlockRowsOnChip long.
         kernel_ = reinterpret_cast<const void*>(streaming_cg);
-        const int bytes = kBlock / 32 * 2 * kWarpRowsOnChip * int(sizeof(float));
+        const int bytes = 2 * kBlockRowsOnChip * int(sizeof(float));
         int optin = 0;
         TUT_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
         if (path != "streaming-global" && optin >= bytes) {
             TUT_CUDA(cudaFuncSetAttribute(kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-            const int warps = blocks_for(kernel_, bytes) * (kBlock / 32);
+            const int blocks = blocks_for(kernel_, bytes);
             int longest = 0;
-            for (int w = 0; w < warps; ++w) {
-                const WarpRows rows = warp_rows(A_.n, w, warps);
+            for (int b = 0; b < blocks; ++b) {
+                const BlockRows rows = block_rows(A_.n, b, blocks);
                 longest = std::max(longest, rows.end - rows.begin);
             }
-            on_chip_ = longest <= kWarpRowsOnChip;
+            on_chip_ = longest <= kBlockRowsOnChip;
         }
         shared_bytes_ = on_chip_ ? bytes : 0;
         blocks_ = blocks_for(kernel_, shared_bytes_);
@@ -603,7 +608,7 @@ int main(int argc, char** argv) {
     return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants(), [](tut::Cli& cli) {
         cli.add_string("path", &g_path_option,
                        "auto: resident when the matrix fits on chip, else streaming; or force one "
-                       "(streaming-global: each warp's p and q in memory even when they would fit on chip)",
+                       "(streaming-global: each block's p and q in memory even when they would fit on chip)",
                        {"auto", "resident", "streaming", "streaming-global"});
         cli.add_int("blocks-per-sm", &g_blocks_per_sm_option, "blocks of 512 threads per SM (0: as many as fit)", 0, 4);
     });
