@@ -275,10 +275,9 @@ __device__ float quad_dot(int quad, int row_begin, int row_end, int4 column, flo
 }
 
 // This block's rows of q = A p, into q_own[row - rows.begin]; returns the thread's share
-// of p.q. The warps sweep the stretch side by side: at each step warp w takes the
-// kWarpStep rows first .. first + kWarpStep - 1, first = rows.begin + (step kWarps + w)
-// kWarpStep, so the block works on kBlockStep consecutive rows at a time and its gathers
-// share cache lines. (One stretch per warp would spread the block's gathers over 16
+// of p.q. The warps sweep the stretch side by side: at step t warp w takes the kWarpStep
+// rows from rows.begin + t kBlockStep + w kWarpStep on, so the block works on kBlockStep
+// consecutive rows at a time and its gathers share cache lines. (One stretch per warp would spread the block's gathers over 16
 // places at once, more lines than L1 holds beside the on-chip vectors.) Within a warp, a
 // sub-warp of kLanes lanes takes kRowsPerSub rows (first + s + i kSubs for sub-warp s),
 // and lane l loads the row's l-th aligned quad of nonzeros, masking the ones that belong
