@@ -39,10 +39,13 @@
 // In phase A the block's warps sweep its stretch side by side, eight consecutive rows
 // each, so that at any moment they gather p from the same few cache lines: the gathered
 // p then stays in L1, whose room the on-chip vectors have shrunk.
-// A cooperative grid must fit on the GPU at once: two blocks of 512 per SM (64 registers
-// per thread), half the threads lesson 5 runs. So each thread must keep more loads in
-// flight than lesson 5's: the SpMV reads the matrix as aligned 16-byte quads, two rows
-// per sub-warp at a time, and phases B and C move float4s.
+// A cooperative grid must fit on the GPU at once: two blocks of 384 per SM, fewer than
+// half the threads lesson 5 runs. So each thread must keep more loads in flight than its:
+// the SpMV reads the matrix as aligned 16-byte quads, two rows per sub-warp at a time,
+// and loads the next step's quads before it gathers for this one (384 threads, not 512,
+// leave it the 80 registers that takes; at 64 it spills). Phases B and C move float4s.
+// The row pointers, read again every iteration, are kept in L2 by an access-policy
+// window; the nonzeros, read once per iteration, stream past them.
 #include "tut/cg.hpp"
 
 #include <cooperative_groups.h>
@@ -56,12 +59,15 @@ namespace {
 using tut::cg::Outcome;
 using tut::cg::SolveResult;
 
-constexpr int kBlock = 512;
+constexpr int kBlock = 512;                              // resident path: threads per block
+constexpr int kStreamBlock = 384;                        // streaming path: threads per block
 constexpr int kNonzerosPerThread = 16;                   // resident path: registers per thread
 constexpr int kTileNonzeros = kBlock * kNonzerosPerThread;  // 8192 per block
 constexpr int kLanes = 8, kSubs = 32 / kLanes;           // streaming path: 8 lanes per row,
 constexpr int kRowsPerSub = 2;                           // two rows per sub-warp at a time,
 constexpr int kBlockRowsOnChip = 8192;                   // a block's p and q on chip up to 8192 rows
+constexpr int kWarpStep = kSubs * kRowsPerSub;           // rows a warp takes at a time
+
 enum Status : int { kRunning = 0, kConverged = 1, kNotPositiveDefinite = 2 };
 
 // Global sums of one iteration, in three slots used in turn: the slot for iteration
@@ -102,14 +108,14 @@ __device__ float warp_sum(float v) {
 
 // Adds the block's sums of a and b to *a_total and *b_total (one atomic each per block).
 __device__ void block_add2(float a, float b, double* a_total, double* b_total) {
-    __shared__ float2 warp_sums[kBlock / 32];
+    __shared__ float2 warp_sums[32];
     a = warp_sum(a);
     b = warp_sum(b);
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     if (lane == 0) warp_sums[warp] = make_float2(a, b);
     __syncthreads();
     if (warp == 0) {
-        const float2 w = lane < kBlock / 32 ? warp_sums[lane] : make_float2(0.0f, 0.0f);
+        const float2 w = lane < int(blockDim.x / 32) ? warp_sums[lane] : make_float2(0.0f, 0.0f);
         a = warp_sum(w.x);
         b = warp_sum(w.y);
         if (lane == 0) {
@@ -237,15 +243,18 @@ __global__ void __launch_bounds__(kBlock, 1) resident_cg(Args a) {
 // The streaming path
 // ---------------------------------------------------------------------------------------
 
-// Block b of B owns rows [begin, end) for the whole solve, in every phase: a contiguous
-// stretch, starting at a multiple of 4 so that its vectors can move as float4. (The host
-// uses it too, to find the longest stretch.)
+// Block b of B owns rows first .. first + count - 1 for the whole solve, in every phase:
+// a contiguous stretch of whole kWarpStep-row units, so that its vectors can move as
+// float4 and a warp's step never crosses into the next block's rows. Its rows are
+// numbered 0 .. count - 1 locally; the local number indexes its on-chip p and q. (The
+// host uses it too, to find the longest stretch.)
 struct BlockRows {
-    int begin, end;
+    int first, count;
 };
 __host__ __device__ BlockRows block_rows(int n, int64_t block, int64_t blocks) {
-    const int64_t quads = (int64_t(n) + 3) / 4, end = 4 * (quads * (block + 1) / blocks);
-    return {int(4 * (quads * block / blocks)), int(end < n ? end : n)};
+    const int64_t units = (int64_t(n) + kWarpStep - 1) / kWarpStep, begin = kWarpStep * (units * block / blocks),
+                  end = kWarpStep * (units * (block + 1) / blocks);
+    return {int(begin), int((end < n ? end : n) - begin)};
 }
 
 // Nonzeros 4 quad .. 4 quad + 3 of the matrix: one 16-byte load of columns and one of
@@ -274,45 +283,60 @@ __device__ float quad_dot(int quad, int row_begin, int row_end, int4 column, flo
     return sum;
 }
 
-// This block's rows of q = A p, into q_own[row - rows.begin]; returns the thread's share
-// of p.q. The warps sweep the stretch side by side: at step t warp w takes the kWarpStep
-// rows from rows.begin + t kBlockStep + w kWarpStep on, so the block works on kBlockStep
-// consecutive rows at a time and its gathers share cache lines. (One stretch per warp would spread the block's gathers over 16
-// places at once, more lines than L1 holds beside the on-chip vectors.) Within a warp, a
-// sub-warp of kLanes lanes takes kRowsPerSub rows (first + s + i kSubs for sub-warp s),
-// and lane l loads the row's l-th aligned quad of nonzeros, masking the ones that belong
-// to the neighbouring rows: 27 nonzeros are 7 or 8 quads, one each. All of a step's loads
-// are issued before any is used, and the row bounds of the next step are loaded a step
-// ahead: a cooperative grid has half lesson 5's threads per SM, so each thread must keep
-// more bytes in flight.
-constexpr int kWarpStep = kSubs * kRowsPerSub, kBlockStep = kBlock / 32 * kWarpStep;
+// This block's rows of q = A p, into q_own[local]; returns the thread's share of p.q.
+// The warps sweep the stretch side by side: at step t warp w takes the kWarpStep rows
+// from local row t kBlockStep + w kWarpStep on, so the block works on kBlockStep
+// consecutive rows at a time and its gathers share cache lines. (One stretch per warp
+// would spread the block's gathers over 12 places at once, more lines than L1 holds
+// beside the on-chip vectors.) Within a warp, a sub-warp of kLanes lanes takes
+// kRowsPerSub rows (first + s + i kSubs for sub-warp s), and lane l loads the row's l-th
+// aligned quad of nonzeros, masking the ones that belong to the neighbouring rows: 27
+// nonzeros are 7 or 8 quads, one each. The loads run a step ahead: the quads of the next
+// step, and the row bounds of the one after, are in flight while this step gathers p, so
+// that a warp's loads never wait on its own arithmetic.
+constexpr int kBlockStep = kStreamBlock / 32 * kWarpStep;
 __device__ float block_spmv(const tut::cg::DeviceCsr& A, const float* p, const float* p_own, float* q_own,
-                            BlockRows rows) {
+                            const BlockRows& rows) {
+    const int count = rows.count;
     const int lane32 = threadIdx.x % 32, lane = lane32 % kLanes, sub = lane32 / kLanes, warp = threadIdx.x / 32;
-    int next_begin[kRowsPerSub], next_end[kRowsPerSub];
-    auto load_bounds = [&](int first) {
+    auto load_bounds = [&](int first, int* begin, int* end) {  // first: a local row number
+        const int first_row = first < count ? rows.first + first : 0;
 #pragma unroll
         for (int i = 0; i < kRowsPerSub; ++i) {
-            const int row = first + sub + i * kSubs;
-            next_begin[i] = row < rows.end ? __ldg(A.row_ptr + row) : 0;
-            next_end[i] = row < rows.end ? __ldg(A.row_ptr + row + 1) : 0;
+            const bool mine = first + sub + i * kSubs < count;
+            const int row = first_row + sub + i * kSubs;
+            begin[i] = mine ? __ldg(A.row_ptr + row) : 0;
+            end[i] = mine ? __ldg(A.row_ptr + row + 1) : 0;
         }
     };
-    load_bounds(rows.begin + warp * kWarpStep);
+    auto load_quads = [&](const int* begin, const int* end, int4* column, float4* value) {
+#pragma unroll
+        for (int i = 0; i < kRowsPerSub; ++i) {
+            const int quad = begin[i] / 4 + lane;
+            if (4 * quad < end[i]) load_quad(A, quad, column[i], value[i]);
+            else column[i] = make_int4(0, 0, 0, 0), value[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+    };
+    // In flight at the top of each step: the quads of this step and the bounds of the next.
+    const int first_step = warp * kWarpStep;
+    int next_begin[kRowsPerSub], next_end[kRowsPerSub], later_begin[kRowsPerSub], later_end[kRowsPerSub];
+    int4 next_column[kRowsPerSub];
+    float4 next_value[kRowsPerSub];
+    load_bounds(first_step, next_begin, next_end);
+    load_quads(next_begin, next_end, next_column, next_value);
+    load_bounds(first_step + kBlockStep, later_begin, later_end);
     float pq = 0.0f;
-    for (int first = rows.begin + warp * kWarpStep; first < rows.end; first += kBlockStep) {
+    for (int first = first_step; first < count; first += kBlockStep) {
         int begin[kRowsPerSub], end[kRowsPerSub];
         int4 column[kRowsPerSub];
         float4 value[kRowsPerSub];
 #pragma unroll
         for (int i = 0; i < kRowsPerSub; ++i) {
-            begin[i] = next_begin[i];
-            end[i] = next_end[i];
-            const int quad = begin[i] / 4 + lane;
-            if (4 * quad < end[i]) load_quad(A, quad, column[i], value[i]);
-            else column[i] = make_int4(0, 0, 0, 0), value[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            begin[i] = next_begin[i], end[i] = next_end[i], column[i] = next_column[i], value[i] = next_value[i];
+            next_begin[i] = later_begin[i], next_end[i] = later_end[i];
         }
-        load_bounds(first + kBlockStep);
+        load_quads(next_begin, next_end, next_column, next_value);  // the next step's, before this one's gathers
+        load_bounds(first + 2 * kBlockStep, later_begin, later_end);
         float sum[kRowsPerSub];
 #pragma unroll
         for (int i = 0; i < kRowsPerSub; ++i) {
@@ -329,10 +353,10 @@ __device__ float block_spmv(const tut::cg::DeviceCsr& A, const float* p, const f
         for (int i = 0; i < kRowsPerSub; ++i) {
             for (int offset = kLanes / 2; offset > 0; offset >>= 1)
                 sum[i] += __shfl_xor_sync(0xffffffffu, sum[i], offset, kLanes);
-            const int row = first + sub + i * kSubs;
-            if (lane == 0 && row < rows.end) {
-                q_own[row - rows.begin] = sum[i];
-                pq += p_own[row - rows.begin] * sum[i];
+            const int local = first + sub + i * kSubs;
+            if (lane == 0 && local < count) {
+                q_own[local] = sum[i];
+                pq += p_own[local] * sum[i];
             }
         }
     }
@@ -341,30 +365,29 @@ __device__ float block_spmv(const tut::cg::DeviceCsr& A, const float* p, const f
 
 // Phase B on this block's rows, four at a time: x += alpha p; r -= alpha q; z = D^-1 r,
 // z written over q. Returns the thread's (r.z, r.r).
-__device__ float2 update_x_r_z(const Args& a, BlockRows rows, float alpha, const float* p_own, float* qz_own) {
-    const int count = rows.end - rows.begin;
-    float* x = a.x + rows.begin;
-    float* r = a.r + rows.begin;
-    const float* dinv = a.dinv + rows.begin;
+__device__ float2 update_x_r_z(const Args& a, const BlockRows& rows, float alpha, const float* p_own, float* qz_own) {
+    const int count = rows.count;
     float rz = 0.0f, rr = 0.0f;
-    for (int i = 4 * int(threadIdx.x); i < count; i += 4 * kBlock) {
+    for (int i = 4 * int(threadIdx.x); i < count; i += 4 * kStreamBlock) {
+        const int row = rows.first + i;
         if (i + 4 <= count) {
             const float4 pi = *reinterpret_cast<const float4*>(p_own + i), qi = *reinterpret_cast<float4*>(qz_own + i);
-            const float4 di = *reinterpret_cast<const float4*>(dinv + i);
-            float4 xi = *reinterpret_cast<float4*>(x + i), ri = *reinterpret_cast<float4*>(r + i), zi;
+            const float4 di = *reinterpret_cast<const float4*>(a.dinv + row);
+            float4 xi = *reinterpret_cast<float4*>(a.x + row), ri = *reinterpret_cast<float4*>(a.r + row), zi;
             xi.x += alpha * pi.x, xi.y += alpha * pi.y, xi.z += alpha * pi.z, xi.w += alpha * pi.w;
             ri.x -= alpha * qi.x, ri.y -= alpha * qi.y, ri.z -= alpha * qi.z, ri.w -= alpha * qi.w;
             zi.x = di.x * ri.x, zi.y = di.y * ri.y, zi.z = di.z * ri.z, zi.w = di.w * ri.w;
-            *reinterpret_cast<float4*>(x + i) = xi;
-            *reinterpret_cast<float4*>(r + i) = ri;
+            *reinterpret_cast<float4*>(a.x + row) = xi;
+            *reinterpret_cast<float4*>(a.r + row) = ri;
             *reinterpret_cast<float4*>(qz_own + i) = zi;
             rz += ri.x * zi.x + ri.y * zi.y + ri.z * zi.z + ri.w * zi.w;
             rr += ri.x * ri.x + ri.y * ri.y + ri.z * ri.z + ri.w * ri.w;
         } else {
-            for (int k = i; k < count; ++k) {  // the last block's last n % 4 rows
-                x[k] += alpha * p_own[k];
-                const float rk = r[k] - alpha * qz_own[k], zk = dinv[k] * rk;
-                r[k] = rk;
+            for (int k = i; k < count; ++k) {  // the matrix's last n % 4 rows
+                const int row_k = row + (k - i);
+                a.x[row_k] += alpha * p_own[k];
+                const float rk = a.r[row_k] - alpha * qz_own[k], zk = a.dinv[row_k] * rk;
+                a.r[row_k] = rk;
                 qz_own[k] = zk;
                 rz += rk * zk;
                 rr += rk * rk;
@@ -374,41 +397,48 @@ __device__ float2 update_x_r_z(const Args& a, BlockRows rows, float alpha, const
     return make_float2(rz, rr);
 }
 
-// Phase C on this block's rows: p = z + beta p, in p_own and, when p_own is on chip, in
-// the p that the other blocks gather.
-__device__ void update_p(const Args& a, BlockRows rows, float beta, float* p_own, const float* qz_own) {
-    const int count = rows.end - rows.begin;
-    float* p = a.p + rows.begin;
-    for (int i = 4 * int(threadIdx.x); i < count; i += 4 * kBlock) {
+// Phase C on this block's rows: p = z + beta p, in p_own and in the p that the other
+// blocks gather.
+__device__ void update_p(const Args& a, const BlockRows& rows, float beta, float* p_own, const float* qz_own) {
+    const int count = rows.count;
+    for (int i = 4 * int(threadIdx.x); i < count; i += 4 * kStreamBlock) {
+        const int row = rows.first + i;
         if (i + 4 <= count) {
             const float4 zi = *reinterpret_cast<const float4*>(qz_own + i);
             float4 pi = *reinterpret_cast<float4*>(p_own + i);
             pi.x = zi.x + beta * pi.x, pi.y = zi.y + beta * pi.y, pi.z = zi.z + beta * pi.z, pi.w = zi.w + beta * pi.w;
             *reinterpret_cast<float4*>(p_own + i) = pi;
-            if (p_own != p) *reinterpret_cast<float4*>(p + i) = pi;
+            *reinterpret_cast<float4*>(a.p + row) = pi;
         } else {
-            for (int k = i; k < count; ++k) p[k] = p_own[k] = qz_own[k] + beta * p_own[k];
+            for (int k = i; k < count; ++k) a.p[row + (k - i)] = p_own[k] = qz_own[k] + beta * p_own[k];
         }
     }
 }
 
-__global__ void __launch_bounds__(kBlock, 2) streaming_cg(Args a) {
+__global__ void __launch_bounds__(kStreamBlock, 2) streaming_cg(Args a) {
     extern __shared__ float4 on_chip[];  // p_own, then q (later z), kBlockRowsOnChip each
     coop::grid_group grid = coop::this_grid();
-    const BlockRows rows = block_rows(a.A.n, blockIdx.x, gridDim.x);
+    // The block's rows, in shared memory: with them in registers the whole iteration took
+    // 6 us longer on the H200 (144 against 138 us; the compiler schedules the SpMV loop
+    // differently, at its register limit; measured, not analysed further).
+    __shared__ BlockRows rows;
+    if (threadIdx.x == 0) rows = block_rows(a.A.n, blockIdx.x, gridDim.x);
+    __syncthreads();
     State* st = a.state;
 
-    // This block's p and q/z: in shared memory when the host found they fit, else in memory.
-    float* p_own = a.on_chip ? reinterpret_cast<float*>(on_chip) : a.p + rows.begin;
-    float* qz_own = a.on_chip ? reinterpret_cast<float*>(on_chip) + kBlockRowsOnChip : a.q + rows.begin;
+    // This block's p and q/z: in shared memory when the host found they fit, else in memory
+    // (p_next and q, unused by this path otherwise, hold every block's in local order).
+    float* p_own = a.on_chip ? reinterpret_cast<float*>(on_chip) : a.p_next + rows.first;
+    float* qz_own = a.on_chip ? reinterpret_cast<float*>(on_chip) + kBlockRowsOnChip : a.q + rows.first;
 
     // x = 0, r = b, z = D^-1 b, p = z; r.z and r.r.
     float rz = 0.0f, rr = 0.0f;
-    for (int i = rows.begin + int(threadIdx.x); i < rows.end; i += kBlock) {
+    for (int local = int(threadIdx.x); local < rows.count; local += kStreamBlock) {
+        const int i = rows.first + local;
         const float bi = a.b[i], zi = a.dinv[i] * bi;
         a.x[i] = 0.0f;
         a.r[i] = bi;
-        a.p[i] = p_own[i - rows.begin] = zi;
+        a.p[i] = p_own[local] = zi;
         rz += bi * zi;
         rr += bi * bi;
     }
@@ -457,9 +487,11 @@ __global__ void __launch_bounds__(kBlock, 2) streaming_cg(Args a) {
 }
 
 // The streaming path's SpMV, alone, for the SpMV GB/s column: q = A p.
-__global__ void __launch_bounds__(kBlock, 2) spmv_kernel(tut::cg::DeviceCsr A, const float* p, float* q) {
-    const BlockRows rows = block_rows(A.n, blockIdx.x, gridDim.x);
-    block_spmv(A, p, p + rows.begin, q + rows.begin, rows);
+__global__ void __launch_bounds__(kStreamBlock, 2) spmv_kernel(tut::cg::DeviceCsr A, const float* p, float* q) {
+    __shared__ BlockRows rows;
+    if (threadIdx.x == 0) rows = block_rows(A.n, blockIdx.x, gridDim.x);
+    __syncthreads();
+    block_spmv(A, p, p + rows.first, q + rows.first, rows);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -468,6 +500,7 @@ __global__ void __launch_bounds__(kBlock, 2) spmv_kernel(tut::cg::DeviceCsr A, c
 
 // Options of this lesson.
 std::string g_path_option = "auto";
+std::string g_l2_window_option = "on";
 int g_blocks_per_sm_option = 0;  // 0: as many as fit
 
 // Largest number of nonzeros in any tile of `tile_rows` consecutive rows.
@@ -494,7 +527,7 @@ class PersistentSolver final : public tut::cg::Solver {
         if (!cooperative) throw tut::Unsupported("this GPU does not support cooperative launches");
 
         // Resident if one tile per block fits: rows <= kBlock and nonzeros <= kTileNonzeros.
-        const int resident_blocks = blocks_for(reinterpret_cast<const void*>(resident_cg), 0);
+        const int resident_blocks = blocks_for(reinterpret_cast<const void*>(resident_cg), kBlock, 0);
         tile_rows_ = (A_.n + resident_blocks - 1) / resident_blocks;
         const bool fits = tile_rows_ <= kBlock && largest_tile(host_A, tile_rows_) <= kTileNonzeros;
         if (path == "resident" && !fits)
@@ -504,28 +537,57 @@ class PersistentSolver final : public tut::cg::Solver {
         resident_ = path == "resident" || (path == "auto" && fits);
         if (resident_) {
             kernel_ = reinterpret_cast<const void*>(resident_cg);
+            block_ = kBlock;
             blocks_ = resident_blocks;
             return;
         }
         // Streaming: each block's p and q/z in shared memory if the GPU has room for them
-        // and the block's stretch of rows (4-row aligned) is at most kBlockRowsOnChip long.
+        // and the block's stretch of rows is at most kBlockRowsOnChip long.
         kernel_ = reinterpret_cast<const void*>(streaming_cg);
+        block_ = kStreamBlock;
         const int bytes = 2 * kBlockRowsOnChip * int(sizeof(float));
         int optin = 0;
         TUT_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
         if (path != "streaming-global" && optin >= bytes) {
             TUT_CUDA(cudaFuncSetAttribute(kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-            const int blocks = blocks_for(kernel_, bytes);
+            const int blocks = blocks_for(kernel_, block_, bytes);
             int longest = 0;
             for (int b = 0; b < blocks; ++b) {
-                const BlockRows rows = block_rows(A_.n, b, blocks);
-                longest = std::max(longest, rows.end - rows.begin);
+                longest = std::max(longest, block_rows(A_.n, b, blocks).count);
             }
             on_chip_ = longest <= kBlockRowsOnChip;
         }
         shared_bytes_ = on_chip_ ? bytes : 0;
-        blocks_ = blocks_for(kernel_, shared_bytes_);
+        blocks_ = blocks_for(kernel_, block_, shared_bytes_);
+
+        // Every iteration reads the whole matrix once, and the row pointers (8 MB of the
+        // 454 MB at 2 M rows) with it. Marking the row pointers "persisting" sets aside that
+        // much L2 for them, so that they come from L2 from the second iteration on while the
+        // nonzeros stream past. (A window on the nonzeros themselves only evicts the vectors.)
+        int max_persisting = 0, max_window = 0;
+        TUT_CUDA(cudaDeviceGetAttribute(&max_persisting, cudaDevAttrMaxPersistingL2CacheSize, device));
+        TUT_CUDA(cudaDeviceGetAttribute(&max_window, cudaDevAttrMaxAccessPolicyWindowSize, device));
+        if (g_l2_window_option == "on" && max_persisting > 0 && max_window > 0) {
+            const size_t bytes_wanted = size_t(A_.n + 1) * sizeof(int);
+            const size_t window = std::min(bytes_wanted, size_t(max_window));
+            const size_t set_aside = std::min(window, size_t(max_persisting));
+            TUT_CUDA(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, set_aside));
+            l2_window_.base_ptr = const_cast<int*>(A_.row_ptr);
+            l2_window_.num_bytes = window;
+            l2_window_.hitRatio = float(double(set_aside) / double(window));  // the share that persists
+            l2_window_.hitProp = cudaAccessPropertyPersisting;
+            l2_window_.missProp = cudaAccessPropertyStreaming;
+        }
     }
+
+    ~PersistentSolver() override {
+        if (l2_window_.num_bytes) {  // give the L2 set-aside back (no throwing from a destructor)
+            (void)cudaCtxResetPersistingL2Cache();
+            (void)cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+        }
+    }
+    PersistentSolver(const PersistentSolver&) = delete;
+    PersistentSolver& operator=(const PersistentSolver&) = delete;
 
     SolveResult solve(const float* b, float* x) override {
         Args args{A_,          b,         dinv_.get(), x, r_.get(), z_.get(), q_.get(), p_.get(), p_next_.get(),
@@ -536,7 +598,18 @@ class PersistentSolver final : public tut::cg::Solver {
         TUT_CUDA(cudaMemsetAsync(state_.get(), 0, sizeof(State)));
         // A cooperative launch either makes every block resident at once or fails: the
         // grid-wide barrier cannot deadlock on blocks that never got an SM.
-        TUT_CUDA(cudaLaunchCooperativeKernel(kernel_, dim3(blocks_), dim3(kBlock), params, shared_bytes_, nullptr));
+        cudaLaunchAttribute attributes[2] = {};
+        attributes[0].id = cudaLaunchAttributeCooperative;
+        attributes[0].val.cooperative = 1;
+        attributes[1].id = cudaLaunchAttributeAccessPolicyWindow;
+        attributes[1].val.accessPolicyWindow = l2_window_;
+        cudaLaunchConfig_t config = {};
+        config.gridDim = dim3(blocks_);
+        config.blockDim = dim3(block_);
+        config.dynamicSmemBytes = shared_bytes_;
+        config.attrs = attributes;
+        config.numAttrs = l2_window_.num_bytes ? 2 : 1;
+        TUT_CUDA(cudaLaunchKernelExC(&config, kernel_, params));
         State h{};
         TUT_CUDA(cudaMemcpy(&h, state_.get(), sizeof(State), cudaMemcpyDeviceToHost));  // the only wait
         SolveResult res;
@@ -550,15 +623,15 @@ class PersistentSolver final : public tut::cg::Solver {
     }
 
     void spmv_once() override {
-        spmv_kernel<<<blocks_, kBlock>>>(A_, p_.get(), q_.get());
+        spmv_kernel<<<blocks_, kStreamBlock>>>(A_, p_.get(), q_.get());
         TUT_LAUNCH("spmv_kernel");
     }
 
   private:
     // All blocks must be resident at once: at most what the occupancy calculator allows.
-    int blocks_for(const void* kernel, int shared_bytes) const {
+    int blocks_for(const void* kernel, int block, int shared_bytes) const {
         int fit = 0;
-        TUT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kBlock, shared_bytes));
+        TUT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, block, shared_bytes));
         if (fit < 1) throw tut::Unsupported("the persistent kernel does not fit on an SM");
         const int per_sm = g_blocks_per_sm_option ? g_blocks_per_sm_option : fit;
         if (per_sm > fit)
@@ -571,7 +644,8 @@ class PersistentSolver final : public tut::cg::Solver {
     tut::cg::SolveOptions opt_;
     tut::DeviceBuffer<float> dinv_, r_, z_, q_, p_, p_next_;
     tut::DeviceBuffer<State> state_;
-    int sms_ = 1, blocks_ = 1, tile_rows_ = 1, on_chip_ = 0, shared_bytes_ = 0;
+    int sms_ = 1, block_ = kBlock, blocks_ = 1, tile_rows_ = 1, on_chip_ = 0, shared_bytes_ = 0;
+    cudaAccessPolicyWindow l2_window_ = {};  // streaming path: the row pointers kept in L2
     bool resident_ = false;
     const void* kernel_ = nullptr;
 };
@@ -609,7 +683,10 @@ int main(int argc, char** argv) {
                        "auto: resident when the matrix fits on chip, else streaming; or force one "
                        "(streaming-global: each block's p and q in memory even when they would fit on chip)",
                        {"auto", "resident", "streaming", "streaming-global"});
-        cli.add_int("blocks-per-sm", &g_blocks_per_sm_option, "blocks of 512 threads per SM (0: as many as fit)", 0, 4);
+        cli.add_string("l2-window", &g_l2_window_option,
+                       "streaming path: keep the row pointers in L2 with an access-policy window", {"on", "off"});
+        cli.add_int("blocks-per-sm", &g_blocks_per_sm_option,
+                    "blocks per SM (512 threads on the resident path, 384 streaming; 0: as many as fit)", 0, 4);
     });
 }
 #endif
