@@ -41,6 +41,35 @@ inline void require_gpu(const char* program) {
     }
 }
 
+/// The current device's compute capability as major * 10 + minor (90 for sm_90).
+inline int compute_capability() {
+    int device = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) return 0;
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+    return major * 10 + minor;
+}
+
+/// True when the current device reports a non-zero value for `attribute`
+/// (cudaDevAttrCooperativeLaunch, cudaDevAttrMaxPersistingL2CacheSize, ...).
+inline bool device_has(cudaDeviceAttr attribute) {
+    int device = 0, value = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) return false;
+    return cudaDeviceGetAttribute(&value, attribute, device) == cudaSuccess && value != 0;
+}
+
+/// For a lesson that cannot run at all below compute capability `minimum` (e.g. 80 for
+/// cp.async, 90 for wgmma): prints what is missing and exits with kSkipExitCode.
+inline void require_compute_capability(const char* program, int minimum, const char* feature) {
+    const int cc = compute_capability();
+    if (cc >= minimum) return;
+    std::fprintf(stderr,
+                 "SKIPPED: %s needs %s (compute capability %d.%d or newer); this GPU is %d.%d. Exit code %d means "
+                 "skipped.\n",
+                 program, feature, minimum / 10, minimum % 10, cc / 10, cc % 10, kSkipExitCode);
+    std::exit(kSkipExitCode);
+}
+
 /// Throws tut::Unsupported-like error text when `bytes` more device memory will not fit.
 /// Returns an empty string when it fits, else a message naming both numbers.
 inline std::string device_memory_shortfall(size_t bytes) {
