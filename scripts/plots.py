@@ -1,44 +1,53 @@
 #!/usr/bin/env python3
-"""Draws each track's progression from a tour's results as an SVG bar chart.
+"""Draws each track's progression from the tour's results as an SVG bar chart.
 
-    scripts/plots.py results/NVIDIA_H200.json --out docs/plots
+    scripts/plots.py [results/A.json results/B.json ...] [--out docs/plots]
 
-writes docs/plots/<track>.svg: one bar per lesson (its best variant, named under the
-lesson), the value in the track's unit, the library's value as a dashed line and the
-hardware peak as a dotted line, with the GPU and the date in the title. Pure standard
-library (no matplotlib), and deterministic: the same JSON gives the same bytes.
+writes docs/plots/<track>.svg: one row per lesson (its best variant, named beside the
+row), one horizontal bar per GPU in that row, so that the GPUs of every results file
+(default: every results/*.json, ordered by file name) stand side by side. Each bar is
+labelled with its value and its share of the library. The library and the hardware peak
+of each GPU are drawn as a dashed and a dotted line in that GPU's colour; a ceiling that
+differs from lesson to lesson (the CG track's bandwidth floor depends on the iteration
+count) is drawn as a short mark on each bar instead. A legend under the chart names
+the GPUs and the lines. When most bars would be too short to read on a linear axis the
+axis is logarithmic. Pure standard library (no matplotlib), and deterministic: the same
+JSON gives the same bytes.
 """
 import argparse
 import math
 import os
 import statistics
 import sys
-from xml.sax.saxutils import escape, quoteattr
+from collections import Counter
+from xml.sax.saxutils import escape
 
 import results_json as rj
 
 # Layout, in SVG pixels.
-SLOT = 70                 # horizontal room per bar
-BAR = 44                  # bar width
-LEFT, RIGHT = 78, 215     # margins: y-axis labels; reference-line labels
-TOP, BOTTOM = 70, 130     # margins: title; rotated lesson and variant names
-PLOT_HEIGHT = 300
-MIN_PLOT_WIDTH = 420
-LABEL_ANGLE = 35          # degrees the lesson and variant names are turned
-CHAR_WIDTH = 6.8          # average advance of an 11 px character, for the margin
-LABEL_CHARS = 34          # characters per row of a reference line's label (fits RIGHT at 10 px)
-LINE_GAP = 12             # pixels between rows of a label
-LOG_SPAN = 100.0          # switch to a log axis when the bars span more than this factor
+PLOT_WIDTH = 520           # the bars' area
+BAR = 16                   # height of one bar
+BAR_GAP = 2                # between the bars of one lesson
+BAND_GAP = 14              # between lessons
+TOP = 64                   # title and subtitle above the plot
+RIGHT = 24                 # right margin
+CHAR_WIDTH = {11: 6.6, 10: 6.0, 9: 5.4}  # average advance of a character at that font size
+LEGEND_ROW = 15
+LEGEND_CHARS = 100         # characters per legend row before it wraps
+VARIANT_CHARS = 44         # a variant name longer than this is shortened
+LOG_SPAN = 100.0           # a log axis when the bars span more than this factor...
+SHORT_BAR = 0.1            # ...or when a third of them are under this fraction of the longest
+CLUSTER = 0.03             # ceilings within 3% of their median are one line
 
-BAR_COLOR = "#4c78a8"
-LIBRARY_COLOR = "#f58518"
-PEAK_COLOR = "#e45756"
+BAR_COLORS = ["#4c78a8", "#f58518", "#54a24b", "#b279a2", "#9d755d"]
+LINE_COLORS = ["#1f3b63", "#a04f00", "#2c6327", "#6e3f66", "#5c4333"]
 INK, MUTED, GRID = "#222222", "#666666", "#dddddd"
 FONT = "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\""
+LIBRARY_DASH, PEAK_DASH = "7 4", "2 3"
 
 
 def compact(v):
-    """A short label for a bar: 48.2k, 3.51k, 912, 12.5, 0.844."""
+    """A short label for a value: 48.2k, 3.51k, 912, 12.5, 0.844."""
     if v is None:
         return "n/a"
     a = abs(v)
@@ -47,11 +56,6 @@ def compact(v):
     if a >= 1e3:
         return "%.3gk" % (v / 1e3)
     return "%.3g" % v
-
-
-def library_share(ratio):
-    """'41% lib' for a fraction of the library, '87x lib' when far past it (a CPU baseline)."""
-    return "%.0f%% lib" % (100 * ratio) if ratio < 10 else "%.0fx lib" % ratio
 
 
 def nice_ticks(top, count=5):
@@ -73,123 +77,178 @@ def log_ticks(lo, hi):
     return [t for t in ticks if 10.0 ** e0 <= t <= 10.0 ** e1]
 
 
-class Axis:
-    """Maps values to y pixels, linear from 0 or logarithmic."""
+def wants_log(values):
+    """True when a linear axis would flatten the chart: a span past LOG_SPAN, or a third of
+    the bars shorter than SHORT_BAR of the longest."""
+    positive = [v for v in values if v is not None and v > 0]
+    if len(positive) < 2:
+        return False
+    top = max(positive)
+    if top / min(positive) > LOG_SPAN:
+        return True
+    short = sum(1 for v in positive if v < SHORT_BAR * top)
+    return 3 * short >= len(positive)
 
-    def __init__(self, values, references):
+
+class Axis:
+    """Maps values to x pixels of the plot [x0, x0 + width], linear from 0 or logarithmic."""
+
+    def __init__(self, values, references, x0, width):
         positive = [v for v in values if v is not None and v > 0]
         everything = positive + [v for v in references if v is not None and v > 0]
-        self.log = bool(positive) and max(positive) / min(positive) > LOG_SPAN
+        self.x0, self.width = x0, width
+        self.log = wants_log(values)
         if self.log:
             self.ticks = log_ticks(min(everything), max(everything) * 1.05)
             self.lo, self.hi = math.log10(self.ticks[0]), math.log10(self.ticks[-1])
         else:
-            top = max(everything) * 1.08 if everything else 1.0
+            top = max(everything) * 1.05 if everything else 1.0
             self.ticks = nice_ticks(top)
             self.lo, self.hi = 0.0, self.ticks[-1]
 
-    def y(self, v):
-        """Pixel row of value v (clamped to the plot), TOP + PLOT_HEIGHT being the baseline."""
+    def x(self, v):
+        """Pixel column of value v, clamped to the plot; x0 is the axis."""
         if v is None or (self.log and v <= 0):
-            return TOP + PLOT_HEIGHT
+            return self.x0
         t = ((math.log10(v) if self.log else v) - self.lo) / (self.hi - self.lo)
-        return TOP + PLOT_HEIGHT * (1.0 - min(max(t, 0.0), 1.0))
+        return self.x0 + self.width * min(max(t, 0.0), 1.0)
 
 
-def reference_lines(chosen, name_key, value_key):
-    """[(label, value)] per distinct reference (library or peak) of the chosen records.
-
-    A lesson's library is measured in its own run, so values differ slightly from lesson
-    to lesson; the line is drawn at their median. At most three lines, most used first.
-    """
-    groups = {}
-    order = []
-    for r in chosen:
-        v = rj.number(r.get(value_key))
-        if v is None:
-            continue
-        name = str(r.get(name_key) or ("library" if name_key == "library" else "peak"))
-        if name not in groups:
-            groups[name] = []
-            order.append(name)
-        groups[name].append(v)
-    order.sort(key=lambda n: -len(groups[n]))
-    lines = []
-    for name in order[:3]:
-        values = groups[name]
-        med = statistics.median(values)
-        spread = (max(values) - min(values)) / med if med else 0.0
-        lines.append((name + (" (median)" if spread > 0.01 else ""), med))
-    return lines
-
-
-def text(x, y, s, size=12, anchor="start", color=INK, weight=None, rotate=None, italic=False, halo=False):
+def text(x, y, s, size=11, anchor="start", color=INK, weight=None, italic=False):
     attrs = '%s font-size="%g" fill="%s" text-anchor="%s"' % (FONT, size, color, anchor)
-    if halo:  # a white outline keeps the label readable over a reference line
-        attrs += ' stroke="white" stroke-width="3" paint-order="stroke"'
     if weight:
         attrs += ' font-weight="%s"' % weight
     if italic:
         attrs += ' font-style="italic"'
-    if rotate is not None:
-        attrs += ' transform="rotate(%g %.1f %.1f)"' % (rotate, x, y)
     return '<text x="%.1f" y="%.1f" %s>%s</text>' % (x, y, attrs, escape(s))
 
 
-def spread_labels(ys, heights):
-    """First-row positions of labels `heights` pixels tall, moved down so none overlaps the one above."""
-    order = sorted(range(len(ys)), key=lambda i: ys[i])
-    out = list(ys)
-    for prev, cur in zip(order, order[1:]):
-        out[cur] = max(out[cur], out[prev] + heights[prev] + 2)
-    return out
+def text_width(s, size):
+    return len(s) * CHAR_WIDTH[size]
 
 
-def wrap(label, width=LABEL_CHARS, max_rows=3):
-    """A reference line's label cut into rows of at most `width` characters, at spaces."""
+def wrap(label, width=LEGEND_CHARS):
+    """A legend entry cut into rows of at most `width` characters, at spaces."""
     rows = [""]
     for word in label.split():
         if rows[-1] and len(rows[-1]) + 1 + len(word) > width:
             rows.append(word)
         else:
             rows[-1] = (rows[-1] + " " + word).strip()
-    if len(rows) > max_rows:  # keep the start and the value at the end
-        rows = rows[:max_rows - 1] + ["... " + label.rsplit(" ", 1)[-1]]
     return rows
 
 
-def track_svg(track, lessons, meta):
-    """The SVG text of one track's chart. `lessons`: {lesson: [records]} in order."""
-    unit = rj.main_unit(lessons)
-    best = rj.best_per_lesson(lessons, unit)
-    chosen = [r for _, r in best if r is not None]
-    values = [rj.number(r.get("value")) if r is not None else None for _, r in best]
-    libraries = reference_lines(chosen, "library", "library_value")
-    peaks = reference_lines(chosen, "peak", "peak_value")
-    axis = Axis(values, [v for _, v in libraries + peaks])
+def shorten(s, limit=VARIANT_CHARS):
+    return s if len(s) <= limit else s[:limit - 1].rstrip() + "\u2026"
 
-    n = len(best)
-    plot_width = max(MIN_PLOT_WIDTH, n * SLOT)
-    slot = plot_width / max(n, 1)
-    # The first lesson's name, turned, reaches left of its bar: widen the margin to fit it.
-    first_name = len(best[0][0]) * CHAR_WIDTH * math.cos(math.radians(LABEL_ANGLE)) if best else 0
-    x0, y0 = max(LEFT, int(first_name - slot / 2 + 12)), TOP + PLOT_HEIGHT
-    height = TOP + PLOT_HEIGHT + BOTTOM
-    gpu, date = meta.get("gpu") or "unknown GPU", meta.get("date") or "undated"
-    title = "%s: %s, %s" % (track, gpu, date)
-    sizes = sorted({str(r.get("size")) for r in chosen if r.get("size") not in (None, "")})
+
+def ceilings(chosen, name_key, value_key):
+    """How one GPU's ceiling of one kind (library or peak) is drawn.
+
+    chosen: [(lesson, record)]. Returns None when no record has it; ("line", name, value)
+    when every lesson's value lies within CLUSTER of their median (a lesson's library is
+    measured in its own run, so values differ slightly): one line at the median, named
+    by the name most records use; ("marks", name, {lesson: value}) otherwise.
+    """
+    values = {}
+    names = Counter()
+    for lesson, r in chosen:
+        v = rj.number(r.get(value_key))
+        if v is None or v <= 0:
+            continue
+        values[lesson] = v
+        names[str(r.get(name_key) or name_key)] += 1
+    if not values:
+        return None
+    name = sorted(names.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+    med = statistics.median(values.values())
+    if all(abs(v - med) <= CLUSTER * med for v in values.values()):
+        return ("line", name, med)
+    return ("marks", name, values)
+
+
+def mark_dash(dash):
+    """The dash pattern of a per-lesson mark (a line's pattern, shortened to fit a bar's height)."""
+    return "3 1" if dash == PEAK_DASH else "5 2"
+
+
+def track_svg(track, runs):
+    """The SVG text of one track's chart over every GPU. runs: [results] in file order."""
+    per_gpu = [rj.by_track(r.get("records", [])).get(track, {}) for r in runs]
+    merged = {}
+    for lessons in per_gpu:
+        for lesson, records in lessons.items():
+            merged.setdefault(lesson, []).extend(records)
+    unit = rj.main_unit(merged)
+    best = [dict(rj.best_per_lesson(lessons, unit)) for lessons in per_gpu]
+    order = [lesson for lesson in rj.ordered_lessons(track, runs) if any(b.get(lesson) for b in best)]
+    labels = rj.short_gpu_names([r.get("gpu") for r in runs])
+    ngpu = len(runs)
+    colors = [BAR_COLORS[i % len(BAR_COLORS)] for i in range(ngpu)]
+    line_colors = [LINE_COLORS[i % len(LINE_COLORS)] for i in range(ngpu)]
+
+    chosen = [[(lesson, b[lesson]) for lesson in order if b.get(lesson) is not None] for b in best]
+    values = [rj.number(r.get("value")) for c in chosen for _, r in c]
+    refs = [(ceilings(c, "library", "library_value"), ceilings(c, "peak", "peak_value")) for c in chosen]
+    ref_values = []
+    for pair in refs:
+        for ref in pair:
+            if ref:
+                ref_values += [ref[2]] if ref[0] == "line" else list(ref[2].values())
+    share = rj.share_formatter([rj.ratio(r, "ratio_to_library", "library_value") for c in chosen for _, r in c])
+
+    # Left: lesson names, and their variants under them (one per GPU when they differ).
+    def variants_of(lesson):
+        names = [str(b[lesson].get("variant") or "") if b.get(lesson) else None for b in best]
+        present = [(label, v) for label, v in zip(labels, names) if v]
+        if len({v for _, v in present}) <= 1:
+            return [shorten(present[0][1])] if present else []
+        return [shorten("%s: %s" % (label, v)) for label, v in present]
+
+    left_texts = [(lesson, variants_of(lesson)) for lesson in order]
+    label_width = max([text_width(lesson, 11) for lesson, _ in left_texts] +
+                      [text_width(v, 9) for _, vs in left_texts for v in vs] + [60])
+    x0 = int(label_width + 22)
+    band = max(ngpu * BAR + (ngpu - 1) * BAR_GAP, max([13 + 11 * len(vs) for _, vs in left_texts] + [0]) - 2)
+    band_height = band + BAND_GAP
+    y_top = TOP + 8
+    y0 = y_top + band_height * max(len(order), 1)
+    axis = Axis(values, ref_values, x0, PLOT_WIDTH)
+
+    gpus = " and ".join(str(r.get("gpu") or "unknown GPU") for r in runs) or "no GPU"
+    title = "%s on %s" % (track, gpus)
+    sizes = sorted({str(r.get("size")) for c in chosen for _, r in c if r.get("size") not in (None, "")})
     subtitle = ["best variant of each lesson"]
     if len(sizes) == 1:
         subtitle.append("size " + sizes[0])
-    if meta.get("cuda"):
-        subtitle.append("CUDA " + str(meta["cuda"]))
     subtitle.append("higher is better")
-    skipped = sum(len(rs) for rs in lessons.values()) - sum(
-        1 for rs in lessons.values() for r in rs if (r.get("unit") or "") == unit)
+    total = sum(len(rs) for rs in merged.values())
+    skipped = total - sum(1 for rs in merged.values() for r in rs if (r.get("unit") or "") == unit)
     if skipped:
         subtitle.append("%d record(s) in other units not shown" % skipped)
     subtitle = "; ".join(subtitle)
-    width = max(x0 + plot_width + RIGHT, int(x0 + len(subtitle) * CHAR_WIDTH + 10))
+
+    # The legend, under the axis: per GPU its bars, then its lines (or marks).
+    legend = []  # (kind, color, rows) with kind "bar", "line:<dash>" or "mark:<dash>"
+    for i, results in enumerate(runs):
+        when = ", ".join(str(x) for x in (("CUDA " + str(results["cuda"])) if results.get("cuda") else None,
+                                          results.get("date")) if x)
+        legend.append(("bar", colors[i], wrap("%s: %s%s" % (labels[i], results.get("gpu") or "unknown GPU",
+                                                             " (%s)" % when if when else ""))))
+        for ref, what, dash in ((refs[i][0], "library", LIBRARY_DASH), (refs[i][1], "peak", PEAK_DASH)):
+            if not ref:
+                continue
+            if ref[0] == "line":
+                entry = "%s on %s: %s, %s" % (what, labels[i], ref[1], compact(ref[2]))
+                legend.append(("line:" + dash, line_colors[i], wrap(entry)))
+            else:
+                entry = "%s on %s (one mark per lesson): %s" % (what, labels[i], ref[1])
+                legend.append(("mark:" + dash, line_colors[i], wrap(entry)))
+    legend_top = y0 + 52
+    legend_rows = sum(len(rows) for _, _, rows in legend)
+    height = int(legend_top + LEGEND_ROW * legend_rows + 10)
+    width = int(max(x0 + PLOT_WIDTH + RIGHT, 20 + text_width(title, 11) * 1.45, 20 + text_width(subtitle, 11),
+                    x0 + 40 + max([text_width(row, 10) for _, _, rows in legend for row in rows] + [0])))
 
     out = ['<?xml version="1.0" encoding="UTF-8"?>',
            '<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d">'
@@ -197,88 +256,126 @@ def track_svg(track, lessons, meta):
            "<title>%s</title>" % escape(title),
            "<desc>%s</desc>" % escape("Generated by scripts/plots.py from the tour's results JSON."),
            '<rect x="0" y="0" width="%d" height="%d" fill="white"/>' % (width, height),
-           text(x0, 28, title, size=17, weight="bold"),
-           text(x0, 48, subtitle, size=12, color=MUTED)]
+           text(12, 26, title, size=17, weight="bold"),
+           text(12, 46, subtitle, size=12, color=MUTED)]
 
-    # Grid and y axis.
+    # Grid, x axis, tick labels and the axis title (under the tick labels, never on them).
     for t in axis.ticks:
-        y = axis.y(t)
-        out.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s" stroke-width="1"/>'
-                   % (x0, y, x0 + plot_width, y, GRID))
-        out.append(text(x0 - 6, y + 4, compact(t), size=11, anchor="end", color=MUTED))
-    out.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s"/>' % (x0, TOP, x0, y0, INK))
-    out.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s"/>' % (x0, y0, x0 + plot_width, y0, INK))
-    y_label = (unit or "value") + (" (log scale)" if axis.log else "")
-    out.append(text(x0 - 56, TOP + PLOT_HEIGHT / 2, y_label, size=12, anchor="middle", rotate=-90))
-    out.append(text(x0 + plot_width / 2, height - 8, "lesson (variant)", size=12, anchor="middle"))
+        x = axis.x(t)
+        out.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s" stroke-width="1"/>'
+                   % (x, y_top, x, y0, GRID))
+        out.append(text(x, y0 + 15, compact(t), size=10, anchor="middle", color=MUTED))
+    out.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s"/>' % (x0, y_top, x0, y0, INK))
+    out.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s"/>' % (x0, y0, x0 + PLOT_WIDTH, y0, INK))
+    axis_title = (unit or "value") + (" (log scale)" if axis.log else "")
+    out.append(text(x0 + PLOT_WIDTH / 2, y0 + 34, axis_title, size=12, anchor="middle"))
 
-    # Reference lines across the plot (under the bars' labels), labelled in the right margin.
-    lines = [(label, v, LIBRARY_COLOR, "7 4") for label, v in libraries]
-    lines += [(label, v, PEAK_COLOR, "2 3") for label, v in peaks]
-    wrapped = [wrap("%s: %s" % (label, compact(v))) for label, v, _, _ in lines]
-    label_ys = spread_labels([axis.y(v) + 4 for _, v, _, _ in lines], [LINE_GAP * len(w) for w in wrapped])
-    for (label, v, color, dash), rows, ly in zip(lines, wrapped, label_ys):
-        y = axis.y(v)
-        out.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s" stroke-width="2" stroke-dasharray="%s">'
-                   '<title>%s</title></line>' % (x0, y, x0 + plot_width, y, color, dash, escape(label)))
-        for k, row in enumerate(rows):
-            out.append(text(x0 + plot_width + 6, ly + LINE_GAP * k, row, size=10, color=color))
+    def bar_y(row, gpu):
+        return y_top + BAND_GAP / 2 + row * band_height + gpu * (BAR + BAR_GAP)
 
-    # Bars, each with its value and % of library above, lesson and variant below.
-    for i, ((lesson, r), v) in enumerate(zip(best, values)):
-        cx = x0 + slot * (i + 0.5)
-        if v is not None and (v > 0 or not axis.log):
-            y = axis.y(v)
-            tip = "%s %s: %s %s" % (lesson, (r or {}).get("variant") or "", rj.format_value(v), unit)
-            out.append('<rect x="%.1f" y="%.1f" width="%d" height="%.1f" fill="%s"><title>%s</title></rect>'
-                       % (cx - BAR / 2, y, BAR, max(y0 - y, 0.0), BAR_COLOR, escape(tip)))
-            out.append(text(cx, y - 16, compact(v), size=11, anchor="middle", weight="bold", halo=True))
+    # Bars first, then the ceilings over them, then the labels (on a background that hides the lines).
+    labels_out = []
+    for row, (lesson, variants) in enumerate(left_texts):
+        y = bar_y(row, 0)
+        out.append(text(x0 - 8, y + 11, lesson, size=11, anchor="end"))
+        for k, v in enumerate(variants):
+            out.append(text(x0 - 8, y + 11 + 11 * (k + 1), v, size=9, anchor="end", color=MUTED))
+        for i, b in enumerate(best):
+            by = bar_y(row, i)
+            r = b.get(lesson)
+            v = rj.number(r.get("value")) if r else None
+            if r is None or v is None or (axis.log and v <= 0):
+                labels_out.append(text(x0 + 4, by + 12, "no record" if r is None else "n/a", size=10,
+                                       color=MUTED, italic=True))
+                continue
+            x = axis.x(v)
+            tip = "%s, %s %s: %s %s" % (labels[i], lesson, r.get("variant") or "", rj.format_value(v), unit)
+            out.append('<rect x="%d" y="%.1f" width="%.1f" height="%d" fill="%s"><title>%s</title></rect>'
+                       % (x0, by, max(x - x0, 0.5), BAR, colors[i], escape(tip)))
             lib = rj.ratio(r, "ratio_to_library", "library_value")
-            if lib is not None:
-                out.append(text(cx, y - 4, library_share(lib), size=9, anchor="middle", color=MUTED, halo=True))
+            label = compact(v) + ("  (%s lib)" % share(lib) if lib is not None else "")
+            w = text_width(label, 10)
+            if x - x0 >= w + 10:  # inside the bar's end, white on the bar's colour
+                labels_out.append('<rect x="%.1f" y="%.1f" width="%.1f" height="%d" fill="%s"/>'
+                                  % (x - w - 6, by + 1, w + 4, BAR - 2, colors[i]))
+                labels_out.append(text(x - 4, by + 12, label, size=10, anchor="end", color="white", weight="bold"))
+            else:  # past the bar's end, on white
+                labels_out.append('<rect x="%.1f" y="%.1f" width="%.1f" height="%d" fill="white" fill-opacity="0.9"/>'
+                                  % (x + 2, by + 1, w + 4, BAR - 2))
+                labels_out.append(text(x + 4, by + 12, label, size=10, color=INK))
+
+    for i, pair in enumerate(refs):
+        for ref, dash in ((pair[0], LIBRARY_DASH), (pair[1], PEAK_DASH)):
+            if not ref:
+                continue
+            if ref[0] == "line":
+                x = axis.x(ref[2])
+                out.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s" stroke-width="2" '
+                           'stroke-dasharray="%s"><title>%s</title></line>'
+                           % (x, y_top, x, y0, line_colors[i], dash, escape("%s: %s" % (ref[1], compact(ref[2])))))
+            else:
+                for row, lesson in enumerate(order):
+                    if lesson not in ref[2]:
+                        continue
+                    x, by = axis.x(ref[2][lesson]), bar_y(row, i)
+                    out.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2" '
+                               'stroke-dasharray="%s"><title>%s</title></line>'
+                               % (x, by - 2, x, by + BAR + 2, line_colors[i], mark_dash(dash),
+                                  escape("%s, %s: %s" % (labels[i], ref[1], compact(ref[2][lesson])))))
+    out += labels_out
+
+    y = legend_top
+    for kind, color, rows in legend:
+        if kind == "bar":
+            out.append('<rect x="%d" y="%d" width="24" height="10" fill="%s"/>' % (x0, y - 9, color))
+        elif kind.startswith("line:"):
+            out.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2" stroke-dasharray="%s"/>'
+                       % (x0, y - 4, x0 + 24, y - 4, color, kind[5:]))
         else:
-            out.append(text(cx, y0 - 6, "n/a", size=11, anchor="middle", color=MUTED, italic=True))
-        # Both names rotated by LABEL_ANGLE, ending under the bar; the variant one line lower.
-        lx, ly = cx + 4, y0 + 14
-        out.append(text(lx, ly, lesson, size=11, anchor="end", rotate=-LABEL_ANGLE))
-        variant = str((r or {}).get("variant") or "")
-        if variant:
-            a = math.radians(LABEL_ANGLE)
-            out.append(text(lx + 12 * math.sin(a), ly + 12 * math.cos(a), variant, size=9, anchor="end",
-                            color=MUTED, rotate=-LABEL_ANGLE))
+            out.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2" stroke-dasharray="%s"/>'
+                       % (x0 + 12, y - 12, x0 + 12, y + 2, color, mark_dash(kind[5:])))
+        for k, row in enumerate(rows):
+            out.append(text(x0 + 32, y + LEGEND_ROW * k, row, size=10, color=INK if kind == "bar" else color))
+        y += LEGEND_ROW * len(rows)
 
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
 
-def write_plots(results, out_dir):
-    """Writes <out_dir>/<track>.svg for every track; returns the paths written."""
+def plot_name(track):
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in track) + ".svg"
+
+
+def write_plots(runs, out_dir):
+    """Writes <out_dir>/<track>.svg for every track of every results file; returns the paths written."""
     os.makedirs(out_dir, exist_ok=True)
     paths = []
-    for track, lessons in rj.by_track(results["records"]).items():
-        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in track)
-        path = os.path.join(out_dir, safe + ".svg")
+    for track in rj.ordered_tracks(runs):
+        path = os.path.join(out_dir, plot_name(track))
         with open(path, "w", encoding="utf-8") as f:
-            f.write(track_svg(track, lessons, results))
+            f.write(track_svg(track, runs))
         paths.append(path)
     return paths
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("results", help="results/<gpu>.json written by the tour")
+    parser.add_argument("results", nargs="*", help="results/<gpu>.json files (default: every results/*.json)")
     parser.add_argument("--out", default="docs/plots", help="output folder (default: docs/plots)")
     args = parser.parse_args(argv)
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    paths = args.results or rj.results_files(os.path.join(repo, "results"))
     try:
-        results = rj.load(args.results)
+        runs = [r for _, r in rj.load_all(paths)]
     except (OSError, ValueError) as e:
         print("plots.py: error: %s" % e, file=sys.stderr)
         return 2
-    paths = write_plots(results, args.out)
-    if not paths:
-        print("plots.py: %s has no records; nothing drawn" % args.results, file=sys.stderr)
+    written = write_plots(runs, args.out)
+    if not written:
+        print("plots.py: %s: no records; nothing drawn" % ", ".join(paths) if paths else "plots.py: no results files",
+              file=sys.stderr)
         return 1
-    for p in paths:
+    for p in written:
         print(p)
     return 0
 

@@ -1,11 +1,16 @@
-"""Reading results/<gpu>.json, the file scripts/tour.py writes; shared by plots.py and readme_table.py.
+"""Reading results/<gpu>.json, the file scripts/tour.py writes; shared by plots.py,
+readme_table.py and lesson_tables.py.
 
 The file holds {"gpu", "cuda", "date", "device": {...}, "records": [...]}; each record
 is one measured variant of one lesson (tut::Record in common/include/tut/report.hpp).
 Numbers may be null or NaN (a value that was not measured); they are read as None.
+There is one file per reference GPU; the generated tables and plots show every file
+present, in the order of their file names.
 """
+import glob
 import json
 import math
+import os
 from collections import OrderedDict
 
 
@@ -30,6 +35,92 @@ def load(path):
     if not isinstance(data, dict) or not isinstance(data.get("records"), list):
         raise ValueError("%s: expected an object with a 'records' list" % path)
     return data
+
+
+def results_files(results_dir):
+    """Every results/<gpu>.json of a folder, in the order of their file names."""
+    return sorted(glob.glob(os.path.join(results_dir, "*.json")), key=os.path.basename)
+
+
+def load_all(paths):
+    """[(path, results)] for each file, ordered by file name; raises ValueError naming a bad file."""
+    return [(p, load(p)) for p in sorted(paths, key=os.path.basename)]
+
+
+def short_gpu_names(gpus):
+    """A short label per GPU name for table headers: 'NVIDIA H100 80GB HBM3' -> 'H100'.
+
+    The first word after the vendor, unless two GPUs would share it (then the name
+    without the vendor), or the full name when even that is ambiguous.
+    """
+    def strip(name):
+        words = str(name or "").split()
+        while words and words[0] in ("NVIDIA", "Tesla", "GeForce", "Quadro"):
+            words = words[1:]
+        return words
+
+    labels = [(strip(g) or ["GPU"])[0] for g in gpus]
+    if len(set(labels)) < len(labels):
+        labels = [" ".join(strip(g)) or "GPU" for g in gpus]
+    if len(set(labels)) < len(labels):
+        labels = ["%s (%d)" % (label, i + 1) for i, label in enumerate(labels)]
+    return labels
+
+
+def device_facts(device):
+    """'FP32 peak 66,908 GFLOP/s, DRAM peak 4,814 GB/s, measured D2D copy 4,209 GB/s, 132 SMs'
+    from what the device record knows ('' when nothing)."""
+    if not isinstance(device, dict):
+        return ""
+    parts = []
+    pairs = [("fp32_peak_gflops", "FP32 peak %s GFLOP/s"), ("dram_peak_gbs", "DRAM peak %s GB/s"),
+             ("measured_d2d_gbs", "measured D2D copy %s GB/s")]
+    for key, fmt in pairs:
+        v = number(device.get(key))
+        if v:  # 0 means the driver did not say
+            parts.append(fmt % format_value(v))
+    sms = number(device.get("sm_count"))
+    if sms:
+        parts.append("%d SMs" % sms)
+    return ", ".join(parts)
+
+
+def gpu_line(results):
+    """'NVIDIA H200, CUDA 13.0 (driver 13.0), 2026-11-22 (FP32 peak ..., 132 SMs)' for one results file."""
+    text = str(results.get("gpu") or "unknown GPU")
+    if results.get("cuda"):
+        text += ", CUDA %s" % results["cuda"]
+    text += ", %s" % (results.get("date") or "undated")
+    facts = device_facts(results.get("device"))
+    return text + (" (%s)" % facts if facts else "")
+
+
+def merge_orders(sequences):
+    """One list of the items of several ordered lists, keeping each list's order: an item
+    first seen in a later list goes right after its predecessor there (a lesson only one
+    GPU measured keeps its place among the others)."""
+    merged = []
+    for seq in sequences:
+        previous = None
+        for k, item in enumerate(seq):
+            if item not in merged:
+                if previous is not None:
+                    merged.insert(merged.index(previous) + 1, item)
+                else:  # before the first later item already placed, else at the end
+                    later = [merged.index(x) for x in seq[k + 1:] if x in merged]
+                    merged.insert(later[0] if later else len(merged), item)
+            previous = item
+    return merged
+
+
+def ordered_lessons(track, results_list):
+    """The lessons of `track` over several results files, in the tour's order."""
+    return merge_orders([list(by_track(r.get("records", [])).get(track, {})) for r in results_list])
+
+
+def ordered_tracks(results_list):
+    """The tracks over several results files, in the tour's order."""
+    return merge_orders([list(by_track(r.get("records", []))) for r in results_list])
 
 
 def ratio(record, key, value_key):
@@ -115,3 +206,21 @@ def format_percent(r):
     if r is None:
         return "n/a"
     return "{:.1f}%".format(100.0 * r) if r < 10 else "{:.0f}x".format(r)
+
+
+def format_factor(r):
+    """A ratio as a factor: 1.05x, 9.75x, 27.2x, 130x."""
+    if r is None:
+        return "n/a"
+    if r < 10:
+        return "{:.2f}x".format(r)
+    return "{:.1f}x".format(r) if r < 100 else "{:.0f}x".format(r)
+
+
+def share_formatter(ratios):
+    """One format for a whole column of ratios, so that a column never mixes '975%' with '27x':
+    percentages, or factors when any ratio reaches 10 (a GPU against a CPU baseline)."""
+    known = [r for r in ratios if r is not None]
+    if known and max(known) >= 10:
+        return format_factor
+    return lambda r: "n/a" if r is None else "{:.1f}%".format(100.0 * r)

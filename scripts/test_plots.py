@@ -14,6 +14,7 @@ from contextlib import redirect_stderr, redirect_stdout
 import plots
 
 SVG = "{http://www.w3.org/2000/svg}"
+FIXTURE_RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata", "results")
 
 
 def record(track, lesson, variant, value, unit="GFLOP/s", library="cublasSgemm FP32 (pedantic)",
@@ -50,6 +51,25 @@ def texts(root):
     return [t.text or "" for t in root.iter(SVG + "text")]
 
 
+def fixture_runs():
+    return [plots.rj.load(os.path.join(FIXTURE_RESULTS, name))
+            for name in ("NVIDIA_H100_80GB_HBM3.json", "NVIDIA_H200.json")]
+
+
+def svg_of(track, runs):
+    return ET.fromstring(plots.track_svg(track, runs))
+
+
+def lines_of(root):
+    """[(x1, x2, dasharray, title)] of every line with a title (the ceilings)."""
+    out = []
+    for line in root.iter(SVG + "line"):
+        title = line.find(SVG + "title")
+        if title is not None:
+            out.append((float(line.get("x1")), float(line.get("x2")), line.get("stroke-dasharray"), title.text))
+    return out
+
+
 class PlotTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
@@ -72,7 +92,8 @@ class PlotTest(unittest.TestCase):
 
     def test_one_well_formed_svg_per_track(self):
         out_dir = os.path.join(self.dir, "plots")
-        rc, out, _ = self.run_main(self.write_json(sample()), "--out", out_dir)
+        files = [os.path.join(FIXTURE_RESULTS, n) for n in sorted(os.listdir(FIXTURE_RESULTS))]
+        rc, out, _ = self.run_main(*files, "--out", out_dir)
         self.assertEqual(rc, 0)
         self.assertEqual(sorted(os.listdir(out_dir)), ["bandwidth.svg", "cg.svg", "sgemm.svg"])
         for name in os.listdir(out_dir):
@@ -80,47 +101,87 @@ class PlotTest(unittest.TestCase):
             self.assertEqual(root.tag, SVG + "svg")
             self.assertIn(os.path.join(out_dir, name), out)
 
-    def test_labels(self):
-        root = ET.fromstring(plots.track_svg("sgemm", plots.rj.by_track(sample()["records"])["sgemm"], sample()))
+    def test_two_gpus_one_bar_each(self):
+        root = svg_of("sgemm", fixture_runs())
         words = "\n".join(texts(root))
-        self.assertIn("NVIDIA H200", words)       # title: GPU and date
-        self.assertIn("2026-11-21", words)
-        self.assertIn("GFLOP/s", words)           # y axis: the unit
-        self.assertIn("lesson (variant)", words)  # x axis
-        for lesson in ("01_naive", "05_shared_tiling", "08_cublas"):
+        self.assertIn("sgemm on NVIDIA H100 80GB HBM3 and NVIDIA H200", words)  # title: both GPUs
+        self.assertIn("H100: NVIDIA H100 80GB HBM3 (CUDA 13.0 (driver 13.0), 2026-11-24)", words)  # legend
+        self.assertIn("GFLOP/s", words)            # x axis: the unit
+        for lesson in ("01_naive", "02_unified_memory", "05_shared_tiling", "08_cublas"):
             self.assertIn(lesson, words)
-        self.assertIn("tile=16", words)           # the best variant of 05, not the NaN one
-        self.assertNotIn("tile=32", words)
-        self.assertIn("n/a", words)               # 08_cublas has no value
-        self.assertIn("cublasSgemm FP32 (pedantic): 50k", words)  # library line
-        self.assertIn("FP32 peak from clocks: 66.9k", words)      # peak line
-        self.assertIn("18% lib", words)           # 9000 / 50000
-        self.assertEqual(len([r for r in root.iter(SVG + "rect") if r.find(SVG + "title") is not None]), 2)
+        self.assertIn("H100: tile=32", words)      # each GPU's own best variant when they differ
+        self.assertIn("H200: tile=16", words)
+        self.assertIn("naive 16x16", words)        # said once when they agree
+        self.assertNotIn("H100: naive 16x16", words)
+        self.assertIn("no record", words)          # 02 on the H100
+        self.assertIn("n/a", words)                # 08 on the H200 has no value
+        self.assertIn("9k  (18.0% lib)", words)    # 9000 / 50000, one decimal
+        bars = [r for r in root.iter(SVG + "rect") if r.find(SVG + "title") is not None]
+        self.assertEqual(len(bars), 6)             # 01, 05, 08 on the H100; 01, 02, 05 on the H200
+        colors = {r.get("fill") for r in bars}
+        self.assertEqual(len(colors), 2)           # one colour per GPU
+
+    def test_one_line_per_ceiling_and_gpu(self):
+        root = svg_of("sgemm", fixture_runs())
+        refs = lines_of(root)
+        # The H200's 02 names its library differently ("kernel only") at the same value: still one line.
+        self.assertEqual(len(refs), 4)             # library and peak, for each GPU
+        self.assertEqual(len([r for r in refs if r[2] == plots.LIBRARY_DASH]), 2)
+        words = "\n".join(texts(root))
+        self.assertEqual(words.count("library on H200"), 1)
+        self.assertIn("library on H200: cublasSgemm FP32 (pedantic), 50k", words)
+        self.assertIn("peak on H100: FP32 peak from clocks, 66.9k", words)
+        self.assertNotIn("kernel only", words)
+
+    def test_ceilings_that_differ_by_lesson_are_marks(self):
+        root = svg_of("cg", fixture_runs())
+        refs = lines_of(root)
+        floors = [r for r in refs if "bandwidth floor" in r[3]]
+        self.assertEqual(len(floors), 4)           # 01 and 08 on each GPU, one short mark each
+        words = "\n".join(texts(root))
+        self.assertIn("peak on H200 (one mark per lesson): bandwidth floor", words)
+        self.assertIn("library on H200: Eigen CG, all host cores, 16", words)
+
+    def test_cg_is_log_scale_with_factors(self):
+        words = texts(svg_of("cg", fixture_runs()))
+        self.assertIn("solves/s (log scale)", words)
+        self.assertIn("430  (26.9x lib)", words)   # factors throughout, never 975% beside 27x
+        self.assertIn("16  (1.00x lib)", words)
+        self.assertFalse(any("00_launch_queue" in w for w in words))  # no record in solves/s: no row
+        self.assertIn("best variant of each lesson; size diffusion27 10x10x400; higher is better; "
+                      "1 record(s) in other units not shown", words)
+
+    def test_labels_stay_inside_the_chart(self):
+        for track in ("sgemm", "bandwidth", "cg"):
+            root = svg_of(track, fixture_runs())
+            width = float(root.get("width"))
+            for t in root.iter(SVG + "text"):
+                x, n = float(t.get("x")), len(t.text or "") * plots.CHAR_WIDTH[10]
+                anchor = t.get("text-anchor")
+                left = x - n if anchor == "end" else x - n / 2 if anchor == "middle" else x
+                right = x if anchor == "end" else x + n / 2 if anchor == "middle" else x + n
+                if t.get("font-size") in ("9", "10", "11"):
+                    self.assertGreaterEqual(left, 0, t.text)
+                    self.assertLessEqual(right, width, t.text)
+
+    def test_axis_title_is_below_the_tick_labels(self):
+        root = svg_of("bandwidth", fixture_runs())
+        texts_ = list(root.iter(SVG + "text"))
+        title = next(t for t in texts_ if t.text == "GB/s")
+        ticks = [t for t in texts_ if t.text in ("0", "1k", "2k", "3k", "4k", "5k")]
+        self.assertTrue(ticks)
+        self.assertGreater(float(title.get("y")), max(float(t.get("y")) for t in ticks) + 12)
 
     def test_special_characters_are_escaped(self):
-        root = ET.fromstring(plots.track_svg("bandwidth", plots.rj.by_track(sample()["records"])["bandwidth"],
-                                             sample()))
-        self.assertIn('float4 <&> "quoted"', texts(root))
+        data = results([record("bandwidth", "02_copy_kernels", "float4 <&> \"quoted\"", 3900.0, unit="GB/s")])
+        self.assertIn('float4 <&> "quoted"', texts(svg_of("bandwidth", [data])))
 
-    def test_wide_range_uses_a_log_axis(self):
-        lessons = plots.rj.by_track(sample()["records"])["cg"]
-        root = ET.fromstring(plots.track_svg("cg", lessons, sample()))
-        words = texts(root)
-        self.assertIn("solves/s (log scale)", words)
-        self.assertIn("625x lib", words)          # 5000 / 8: a factor, not 62500%
-        self.assertFalse(any("peak" in w for w in words))  # no peak known: no peak line
-
-    def test_long_reference_names_are_wrapped(self):
-        name = "Eigen ConjugateGradient + DiagonalPreconditioner, OpenMP, all host cores"
-        data = results([record("cg", "01_sample", "default", 20.0, unit="solves/s", library=name, library_value=8.0,
-                               peak=None, peak_value=None)])
-        words = texts(ET.fromstring(plots.track_svg("cg", plots.rj.by_track(data["records"])["cg"], data)))
-        rows = [w for w in words if w.startswith("Eigen")]
-        self.assertEqual(len(rows), 1)
-        start = words.index(rows[0])
-        label = " ".join(words[start:start + 3])
-        self.assertEqual(label, name + ": 8")
-        self.assertTrue(all(len(w) <= plots.LABEL_CHARS for w in words[start:start + 3]))
+    def test_log_axis_rule(self):
+        self.assertTrue(plots.wants_log([1.0, 500.0]))                  # span past 100x
+        self.assertTrue(plots.wants_log([16, 17, 20, 37, 48, 155, 149, 152, 432]))  # most bars flat
+        self.assertFalse(plots.wants_log([5133, 1390, 5164, 7378, 8402, 11481, 22554, 51001]))
+        self.assertFalse(plots.wants_log([806, 1017, 1505, 2653, 3336, 3484, 4023, 4112, 4128, 4046]))
+        self.assertFalse(plots.wants_log([None, 3.0]))
 
     def test_all_missing_values_still_draw(self):
         data = results([record("reduction", "01_interleaved_divergent", "double", None, unit="GB/s",
@@ -128,25 +189,25 @@ class PlotTest(unittest.TestCase):
                         record("reduction", "02_interleaved_strided", "double", float("inf"), unit="GB/s",
                                library_value=float("nan"), peak_value=None)])
         data["gpu"], data["date"] = None, None
-        svg = plots.track_svg("reduction", plots.rj.by_track(data["records"])["reduction"], data)
+        svg = plots.track_svg("reduction", [data])
         words = texts(ET.fromstring(svg))
         self.assertEqual(words.count("n/a"), 2)
-        self.assertIn("reduction: unknown GPU, undated", words)
+        self.assertIn("reduction on unknown GPU", words)
         self.assertNotIn("nan", svg.lower().replace("unknown", ""))
 
     def test_other_units_are_left_out_and_said(self):
         data = results([record("bandwidth", "01_transfers", "D2D", 4000.0, unit="GB/s"),
                         record("bandwidth", "02_copy_kernels", "grid-stride", 3900.0, unit="GB/s"),
                         record("bandwidth", "01_transfers", "latency", 5.0, unit="us")])
-        svg = plots.track_svg("bandwidth", plots.rj.by_track(data["records"])["bandwidth"], data)
+        svg = plots.track_svg("bandwidth", [data])
         self.assertIn("1 record(s) in other units not shown", svg)
         self.assertNotIn("latency", svg)
 
     def test_output_is_deterministic(self):
-        path = self.write_json(sample())
+        files = [os.path.join(FIXTURE_RESULTS, n) for n in sorted(os.listdir(FIXTURE_RESULTS))]
         a, b = os.path.join(self.dir, "a"), os.path.join(self.dir, "b")
-        self.run_main(path, "--out", a)
-        self.run_main(path, "--out", b)
+        self.run_main(*files, "--out", a)
+        self.run_main(*reversed(files), "--out", b)  # the order given does not matter
         for name in os.listdir(a):
             with open(os.path.join(a, name)) as fa, open(os.path.join(b, name)) as fb:
                 self.assertEqual(fa.read(), fb.read())
