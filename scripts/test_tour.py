@@ -47,5 +47,23 @@ class Progression(unittest.TestCase):
         self.assertEqual(tour.gpu_file_name("NVIDIA H100 80GB HBM3"), "NVIDIA_H100_80GB_HBM3.json")
 
 
+class RegenerateDocs(unittest.TestCase):
+    def test_every_results_file_feeds_plots_readme_and_lesson_tables(self):
+        calls = []
+        real_sh = tour.sh
+        tour.sh = lambda cmd, **kw: calls.append([str(c) for c in cmd])
+        try:
+            tour.regenerate_docs(Path(__file__).resolve().parent / "testdata" / "results")
+        finally:
+            tour.sh = real_sh
+        scripts = [Path(c[1]).name for c in calls]
+        self.assertEqual(scripts, ["plots.py", "readme_table.py", "lesson_tables.py"])
+        for c in calls:
+            files = [Path(a).name for a in c if a.endswith(".json")]
+            self.assertEqual(files, ["NVIDIA_H100_80GB_HBM3.json", "NVIDIA_H200.json"])
+        self.assertIn("--readme", calls[1])
+        self.assertIn("--results", calls[2])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -10,7 +10,8 @@ Per track the table shows, lesson by lesson: time, value (GFLOP/s, GB/s, solves/
 from the same run, and the speedup of each lesson's best variant over the previous
 lesson's best. The JSON holds, at the top, gpu, cuda, date and the device's ceilings,
 then one record per lesson variant (see common/include/tut/report.hpp). Afterwards the
-SVG plots (docs/plots/) and the README's results table are regenerated from it.
+SVG plots (docs/plots/), the README's results table and the lesson READMEs' measured
+tables are regenerated from every results file in --results-dir (one per GPU).
 Without a GPU it says so and exits 77.
 """
 import argparse
@@ -115,7 +116,8 @@ def main(argv=None):
     ap.add_argument("--tracks", default="", help="comma-separated subset of tracks (default: all built)")
     ap.add_argument("--results-dir", default=str(REPO / "results"))
     ap.add_argument("--no-build", action="store_true", help="use the binaries already in --build-dir")
-    ap.add_argument("--no-docs", action="store_true", help="do not regenerate the plots and the README table")
+    ap.add_argument("--no-docs", action="store_true",
+                    help="do not regenerate the plots, the README table and the lesson tables")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per lesson run")
     args = ap.parse_args(argv)
     build = Path(args.build_dir)
@@ -174,10 +176,20 @@ def main(argv=None):
     print(f"\nwrote {out}")
 
     if not args.no_docs:
-        for script, extra in (("plots.py", ["--out", REPO / "docs" / "plots"]), ("readme_table.py", [REPO / "README.md"])):
-            if (REPO / "scripts" / script).exists():
-                sh([sys.executable, REPO / "scripts" / script, out, *extra])
+        regenerate_docs(out_dir)
     return 1 if failures else 0
+
+
+def regenerate_docs(results_dir):
+    """Redraws what is generated from every results file of `results_dir` (one per GPU):
+    the plots, the README's results table and every lesson README's measured table."""
+    files = rj.results_files(str(results_dir))
+    steps = (("plots.py", files + ["--out", REPO / "docs" / "plots"]),
+             ("readme_table.py", files + ["--readme", REPO / "README.md"]),
+             ("lesson_tables.py", ["--results", *files]))
+    for script, script_args in steps:
+        if (REPO / "scripts" / script).exists():
+            sh([sys.executable, REPO / "scripts" / script, *script_args])
 
 
 if __name__ == "__main__":
