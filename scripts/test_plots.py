@@ -172,6 +172,25 @@ class PlotTest(unittest.TestCase):
         self.assertTrue(ticks)
         self.assertGreater(float(title.get("y")), max(float(t.get("y")) for t in ticks) + 12)
 
+    def test_long_ceiling_names_are_wrapped_not_cut(self):
+        name = "bandwidth floor: compulsory bytes per iteration x iterations / measured D2D bandwidth, " \
+               "read and written once per iteration by every phase of the solve"
+        data = results([record("cg", "01_sample", "default", 20.0, unit="solves/s", library="Eigen", library_value=8.0,
+                               peak=name, peak_value=600.0),
+                        record("cg", "02_jacobi", "default", 30.0, unit="solves/s", library="Eigen", library_value=8.0,
+                               peak=name, peak_value=1000.0)])
+        words = texts(svg_of("cg", [data]))
+        start = next(i for i, w in enumerate(words) if w.startswith("peak on H200"))
+        self.assertEqual(" ".join(words[start:start + 2]), "peak on H200 (one mark per lesson): " + name)
+        self.assertTrue(all(len(w) <= plots.LEGEND_CHARS for w in words))
+
+    def test_every_bar_label_has_a_background(self):
+        root = svg_of("bandwidth", fixture_runs())
+        children = list(root)
+        for k, el in enumerate(children):
+            if el.tag == SVG + "text" and "lib)" in (el.text or ""):
+                self.assertEqual(children[k - 1].tag, SVG + "rect", el.text)  # hides the lines behind it
+
     def test_special_characters_are_escaped(self):
         data = results([record("bandwidth", "02_copy_kernels", "float4 <&> \"quoted\"", 3900.0, unit="GB/s")])
         self.assertIn('float4 <&> "quoted"', texts(svg_of("bandwidth", [data])))

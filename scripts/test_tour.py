@@ -64,6 +64,16 @@ class RegenerateDocs(unittest.TestCase):
         self.assertIn("--readme", calls[1])
         self.assertIn("--results", calls[2])
 
+    def test_docs_only_runs_no_program(self):
+        seen = []
+        real = tour.regenerate_docs
+        tour.regenerate_docs = seen.append
+        try:
+            self.assertEqual(tour.main(["--docs-only", "--results-dir", "somewhere", "--build-dir", "/nonexistent"]), 0)
+        finally:
+            tour.regenerate_docs = real
+        self.assertEqual(seen, [Path("somewhere")])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -3,7 +3,7 @@
 progression table of each track and write results/<gpu>.json.
 
 usage: scripts/tour.py [--build-dir build] [--tracks sgemm,bandwidth] [--results-dir results]
-                       [--no-build] [--no-docs]
+                       [--no-build] [--no-docs] [--docs-only]
 
 Per track the table shows, lesson by lesson: time, value (GFLOP/s, GB/s, solves/s),
 % of the library (cuBLAS, cudaMemcpy, CUB, Eigen) and % of the hardware peak, both
@@ -119,7 +119,13 @@ def main(argv=None):
     ap.add_argument("--no-docs", action="store_true",
                     help="do not regenerate the plots, the README table and the lesson tables")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per lesson run")
+    ap.add_argument("--docs-only", action="store_true",
+                    help="run nothing: regenerate the plots, the README table and the lesson tables from the "
+                         "results files already in --results-dir (after a tour run with --no-docs)")
     args = ap.parse_args(argv)
+    if args.docs_only:
+        regenerate_docs(Path(args.results_dir))
+        return 0
     build = Path(args.build_dir)
 
     if not args.no_build:
