@@ -56,6 +56,34 @@ def copy_if_changed(src, dst):
     shutil.copyfile(src, dst)
 
 
+MD_LINK = re.compile(r"(?<!!)\[([^\]\n]*)\]\(([^)\s#]+\.md)(#[^)\s]*)?\)")
+
+
+def unlink_missing_pages(text, page_rel, site_pages):
+    """`text` with its markdown links to .md files that are not pages of the site written as
+    plain text, 'label (`path`)': Doxygen resolves a link to a .md file as a reference to
+    its page, and a reference it cannot resolve is a warning, which fails the build. Links
+    resolve against the repository root first, then the page's folder, as Doxygen does.
+    Fenced code blocks are left alone."""
+    out, fenced = [], False
+    for line in text.split("\n"):
+        if line.lstrip().startswith("```") or line.lstrip().startswith("~~~"):
+            fenced = not fenced
+        if not fenced and ".md" in line:
+            def plain(m):
+                target = m.group(2)
+                if "://" in target:
+                    return m.group(0)
+                candidates = [os.path.normpath(target),
+                              os.path.normpath(os.path.join(os.path.dirname(page_rel), target))]
+                if any(c.replace(os.sep, "/") in site_pages for c in candidates):
+                    return m.group(0)
+                return "%s (`%s`)" % (m.group(1), target)
+            line = MD_LINK.sub(plain, line)
+        out.append(line)
+    return "\n".join(out)
+
+
 def quoted(text):
     """Text for the quoted label of a Doxygen @ref."""
     return text.replace('"', "'").replace("\\", "/").strip()
@@ -227,10 +255,18 @@ def build(src, out):
     """Writes the site's pages and inputs.doxy under `out`; returns the INPUT list."""
     src, out = os.path.abspath(src), os.path.abspath(out)
     tracks = find_tracks(src)
+    pages = sorted(glob.glob(os.path.join(src, "docs", "*.md")))
+    pages += sorted(glob.glob(os.path.join(src, "docs", "experiments", "*.md")))
+    if os.path.exists(os.path.join(src, "results", "README.md")):
+        pages.append(os.path.join(src, "results", "README.md"))
+    other_pages = [os.path.relpath(p, src).replace(os.sep, "/") for p in pages]
+    lesson_pages = [lesson.readme_rel for track in tracks for lesson in track.lessons]
+    site_pages = set(["README.md", "course.md"] + ["tracks/%s.md" % t.name for t in tracks]
+                     + lesson_pages + other_pages)
     inputs = []
 
     def put(rel, text):
-        write_if_changed(os.path.join(out, rel), text)
+        write_if_changed(os.path.join(out, rel), unlink_missing_pages(text, rel, site_pages))
         inputs.append(os.path.join(out, rel))
 
     def copy(rel):
@@ -244,12 +280,8 @@ def build(src, out):
     for t, track in enumerate(tracks):
         for i, lesson in enumerate(track.lessons):
             put(lesson.readme_rel, wrapped_readme(tracks, t, i))
-    pages = sorted(glob.glob(os.path.join(src, "docs", "*.md")))
-    pages += sorted(glob.glob(os.path.join(src, "docs", "experiments", "*.md")))
-    if os.path.exists(os.path.join(src, "results", "README.md")):
-        pages.append(os.path.join(src, "results", "README.md"))
-    for page in pages:
-        copy(os.path.relpath(page, src))
+    for rel in other_pages:
+        put(rel, read(os.path.join(src, rel)))
     for header in sorted(glob.glob(os.path.join(src, "common", "include", "tut", "*.hpp"))):
         copy(os.path.relpath(header, src))
     for track in tracks:

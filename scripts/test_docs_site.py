@@ -124,6 +124,21 @@ class DocsSiteTest(unittest.TestCase):
         self.assertTrue(main.startswith("# A tutorial\n\n<span class=\"tut-nav\">@ref course \"The course\""))
         self.assertIn("| `sgemm` | naive -> tiles | cuBLAS FP32 |", main)
 
+    def test_links_to_pages_outside_the_site_become_text(self):
+        self.write("README.md", README + "\nSee [the autograder](autograder/README.md), [the results](results/README.md) "
+                   "and [a site](https://example.org/x.md).\n\n```\n[kept](nowhere.md)\n```\n")
+        self.write("lessons/sgemm/01_naive/README.md", "# SGEMM 01: naive {#sgemm_01_naive}\n\n"
+                   "[next](../05_shared_tiling/README.md), [gone](../04_gone/README.md), "
+                   "[top](../../../README.md), [arch](../../../docs/architecture.md#layout)\n")
+        self.build()
+        main = self.read("README.md")
+        self.assertIn("See the autograder (`autograder/README.md`), [the results](results/README.md) "
+                      "and [a site](https://example.org/x.md).", main)
+        self.assertIn("[kept](nowhere.md)", main)  # code is left alone
+        naive = self.read("lessons/sgemm/01_naive/README.md")
+        self.assertIn("[next](../05_shared_tiling/README.md), gone (`../04_gone/README.md`), "
+                      "[top](../../../README.md), [arch](../../../docs/architecture.md#layout)", naive)
+
     def test_idempotent(self):
         self.build()
         before = {p: self.read(p) for p in ("README.md", "course.md", "tracks/sgemm.md", "inputs.doxy")}
