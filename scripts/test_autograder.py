@@ -1,17 +1,18 @@
-"""CPU tests of the Gradescope autograder (autograder/).
+"""CPU tests of the Gradescope autograder (autograder/) and the GitHub Classroom config.
 
 validate_gradescope() checks a results.json against the fields, types and values of
 Gradescope's autograder specifications. The quick tests cover it, how run_autograder
-finds a submission's lessons, its results when grading fails, and the zip. The
-end-to-end test (RunAutograder) configures and builds two lessons of a fake submission,
-one pristine and one with a compile error, with the GPU hidden so that the checks skip;
-it runs when TUT_AUTOGRADER_TEST=1 (CTest's cpu/autograder sets it, with
+finds a submission's lessons, its results when grading fails, the zip and the Classroom
+files. The end-to-end test (RunAutograder) configures and builds two lessons of a fake
+submission, one pristine and one with a compile error, with the GPU hidden so that the
+checks skip; it runs when TUT_AUTOGRADER_TEST=1 (CTest's cpu/autograder sets it, with
 TUT_AUTOGRADER_WORK for its build dir).
 """
 import importlib.machinery
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -251,6 +252,43 @@ class Zip(unittest.TestCase):
             proc = subprocess.run(["bash", str(AUTOGRADER / "build_zip.sh"), *args], capture_output=True, text=True,
                                   timeout=60)
             self.assertEqual(proc.returncode, 2, args)
+
+
+class Classroom(unittest.TestCase):
+    def test_committed_files_are_current(self):
+        proc = subprocess.run([sys.executable, str(AUTOGRADER / "classroom.py"), "--check"], capture_output=True,
+                              text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+
+    def test_one_test_per_lesson(self):
+        sys.path.insert(0, str(AUTOGRADER))
+        try:
+            import classroom
+        finally:
+            sys.path.pop(0)
+        lessons = classroom.lessons()
+        self.assertGreaterEqual(len(lessons), 30)
+        self.assertIn(("sgemm", "01_naive"), lessons)
+        data = json.loads((REPO / ".github" / "classroom" / "autograding.json").read_text())
+        self.assertEqual([t["name"] for t in data["tests"]], [f"{t}/{l}" for t, l in lessons])
+        for t in data["tests"]:
+            self.assertEqual(set(t), {"name", "setup", "run", "input", "output", "comparison", "timeout", "points"})
+            self.assertIn(f"--only {t['name']} --require-full", t["run"])
+            self.assertEqual(t["points"], 10)
+        workflow = (REPO / ".github" / "workflows" / "classroom.yml").read_text()
+        ids = re.findall(r"^        id: (\S+)$", workflow, re.M)
+        self.assertEqual(len(ids), len(lessons))
+        runners = re.search(r"runners: (\S+)", workflow).group(1).split(",")
+        self.assertEqual(runners, ids)
+        for sid in ids:
+            self.assertIn(f"{sid.upper()}_RESULTS: \"${{{{steps.{sid}.outputs.result}}}}\"", workflow)
+        try:
+            import yaml
+        except ImportError:
+            return
+        doc = yaml.safe_load(workflow)
+        self.assertEqual(doc["name"], "Autograding Tests")
+        self.assertEqual(list(doc["jobs"]), ["run-autograding-tests"])
 
 
 # ---------------------------------------------------------------- run_autograder, end to end
