@@ -46,9 +46,13 @@ def lessons():
     return out
 
 
+# A student's repository has no solutions/: the solution tree CMake configures beside the
+# lessons is the lessons themselves (only the lessons' checks are built).
+TREES = f"--build-dir {BUILD_DIR} --solutions-dir lessons"
+
+
 def grade_command(track, lesson):
-    return (f"python3 scripts/grade.py --only {track}/{lesson} --require-full --build-dir {BUILD_DIR} "
-            f"--out grade-results/{track}-{lesson}")
+    return f"python3 scripts/grade.py --only {track}/{lesson} --require-full {TREES} --out grade-results/{track}-{lesson}"
 
 
 def step_id(track, lesson):
@@ -56,7 +60,7 @@ def step_id(track, lesson):
 
 
 SETUP_TOOLS = "scripts/install-deps && autograder/install-cuda-toolkit.sh"
-BUILD_ALL = f"python3 scripts/grade.py --build-only --build-dir {BUILD_DIR} --out grade-results"
+BUILD_ALL = f"python3 scripts/grade.py --build-only {TREES} --out grade-results"
 
 
 def autograding_json(items):

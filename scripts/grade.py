@@ -567,7 +567,7 @@ def gradescope_results(results, title, seconds=None, extra=None):
     statuses = {}
     for r in results:
         statuses[r.status] = statuses.get(r.status, 0) + 1
-    out = [f"{title}: {score:g} of {max_score:g} points ({len(results)} lessons, {POINTS_PER_LESSON:g} each)."]
+    out = [f"{title}: {score:g} of {max_score:g} points ({len(results)} lesson(s), {POINTS_PER_LESSON:g} each)."]
     skipped = statuses.get("skipped", 0)
     if skipped:
         out.append(f"No CUDA GPU was usable here: the checks of {skipped} lesson(s) were SKIPPED and score 0 "
@@ -625,13 +625,33 @@ def print_table(results, title):
     print(f"{'total':<{w}}  {'':>8}  {'':>8}  {total:>5.1f}/{POINTS_PER_LESSON * len(results):<5.0f}")
 
 
+def cache_value(build_dir, name):
+    """A variable's value in build_dir/CMakeCache.txt, or None."""
+    try:
+        cache = (Path(build_dir) / "CMakeCache.txt").read_text(errors="replace")
+    except OSError:
+        return None
+    m = re.search(rf"^{re.escape(name)}:[A-Z]+=(.*)$", cache, re.M)
+    return m.group(1) if m else None
+
+
+def needs_configure(build_dir, lessons_dir=None, tracks=None, solutions_dir=None):
+    """True when build_dir has no manifest yet, or was configured with other trees or tracks."""
+    if not (Path(build_dir) / "tut_manifest.json").exists():
+        return True
+    wanted = {"TUT_LESSONS_DIR": lessons_dir and str(Path(lessons_dir).resolve()),
+              "TUT_SOLUTIONS_DIR": solutions_dir and str(Path(solutions_dir).resolve()),
+              "TUT_TRACKS": tracks and ";".join(tracks)}
+    return any(v and cache_value(build_dir, k) != v for k, v in wanted.items())
+
+
 def prepare(build_dir, trees, only, lessons_dir=None, tracks=None, solutions_dir=None, jobs=None, logs=None,
-            timer=None, reconfigure=False):
+            timer=None):
     """Configures when needed and builds every check target of the given trees in one
     parallel build. Returns {tree: manifest entries}."""
     timer = timer or PhaseTimer()
     t = time.monotonic()
-    if reconfigure or lessons_dir or tracks or solutions_dir or not (Path(build_dir) / "tut_manifest.json").exists():
+    if needs_configure(build_dir, lessons_dir, tracks, solutions_dir):
         configure(build_dir, lessons_dir, tracks, solutions_dir)
         timer.add("configure", time.monotonic() - t)
     entries = {tree: load_manifest(build_dir, tree, only) for tree in trees}

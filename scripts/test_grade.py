@@ -225,6 +225,19 @@ class ParallelBuild(unittest.TestCase):
             cache.write_text("CMAKE_GENERATOR:INTERNAL=Unix Makefiles\n")
             self.assertEqual(grade.generator_keep_going(d), ["-k"])
 
+    def test_configure_only_when_trees_or_tracks_change(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.assertTrue(grade.needs_configure(d))
+            (Path(d) / "tut_manifest.json").write_text("[]")
+            lessons = str(Path(d, "lessons").resolve())
+            (Path(d) / "CMakeCache.txt").write_text(f"TUT_LESSONS_DIR:PATH={lessons}\nTUT_SOLUTIONS_DIR:PATH={lessons}\n"
+                                                     "TUT_TRACKS:STRING=sgemm;cg\n")
+            self.assertFalse(grade.needs_configure(d))
+            self.assertFalse(grade.needs_configure(d, Path(d, "lessons"), ["sgemm", "cg"], Path(d, "lessons")))
+            self.assertTrue(grade.needs_configure(d, tracks=["sgemm"]))
+            self.assertTrue(grade.needs_configure(d, solutions_dir=Path(d, "solutions")))
+            self.assertTrue(grade.needs_configure(d, lessons_dir=Path(d, "mine")))
+
     def test_job_counts_are_positive(self):
         self.assertGreaterEqual(grade.available_cpus(), 1)
         self.assertGreaterEqual(grade.default_build_jobs(), 1)
