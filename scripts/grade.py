@@ -338,34 +338,46 @@ def available_cpus():
     return max(1, n)
 
 
+def available_memory_gib():
+    """MemAvailable from /proc/meminfo in GiB, or None."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) / (1024 * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def default_build_jobs():
     """Compile jobs: one per CPU, at most one per 2 GiB of available memory (nvcc on a
     lesson with cuBLAS or CUB headers takes about 1-1.5 GiB)."""
     jobs = available_cpus()
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                jobs = min(jobs, max(1, int(line.split()[1]) // (2 * 1024 * 1024)))
-    except (OSError, ValueError, IndexError):
-        pass
+    mem = available_memory_gib()
+    if mem is not None:
+        jobs = min(jobs, int(mem // 2))
     return max(1, jobs)
 
 
 def default_run_jobs():
-    """Check programs run at once: up to 4 on a GPU with at least 20 GiB per program
-    (the largest checks hold about 9 GiB on the device and keep 4 host cores busy), else
-    one at a time. The checks compare results, they do not time anything, so sharing
-    the GPU does not change what they decide."""
+    """Check programs run at once: up to 4 with, for each, 4 CPUs, 20 GiB of GPU memory
+    and 16 GiB of host memory (the largest checks hold about 9 GiB on the device and as
+    much on the host), else one at a time. The checks compare results and time nothing,
+    so sharing the GPU does not change what they decide."""
     smi = shutil.which("nvidia-smi")
     if not smi:
         return 1
     try:
         out = subprocess.run([smi, "--query-gpu=memory.total", "--format=csv,noheader,nounits"], capture_output=True,
                              text=True, timeout=30).stdout.split()
-        gib = int(float(out[0])) // 1024
+        gpu_gib = int(float(out[0])) // 1024
     except (subprocess.SubprocessError, OSError, ValueError, IndexError):
         return 1
-    return max(1, min(4, available_cpus() // 4, gib // 20))
+    jobs = min(4, available_cpus() // 4, gpu_gib // 20)
+    mem = available_memory_gib()
+    if mem is not None:
+        jobs = min(jobs, int(mem // 16))
+    return max(1, jobs)
 
 
 def catch_major(build_dir):
@@ -787,7 +799,7 @@ def main(argv=None):
     ap.add_argument("--tracks", help="configure with only these tracks (comma-separated, e.g. sgemm,cg)")
     ap.add_argument("--jobs", type=positive_int, help="parallel compile jobs (default: CPUs, memory permitting)")
     ap.add_argument("--run-jobs", type=positive_int,
-                    help="lessons whose checks run at once (default: up to 4 on a GPU with 20 GiB per program, else 1)")
+                    help="lessons whose checks run at once (default: up to 4, memory and CPUs permitting, else 1)")
     ap.add_argument("--build-only", action="store_true", help="configure and build the check targets, run nothing")
     ap.add_argument("--require-full", action="store_true",
                     help="exit 1 unless every graded lesson scores full points (77 when all were skipped)")
@@ -798,6 +810,12 @@ def main(argv=None):
     for name in args.only:
         if not re.fullmatch(r"[\w.-]+/[\w.-]+", name):
             ap.error(f"--only takes track/lesson (e.g. sgemm/01_naive), not '{name}'")
+    for t in tracks:
+        if not (REPO / "common" / "checks" / t / "lessons.cmake").exists():
+            ap.error(f"--tracks names '{t}', which is not a track (common/checks/{t}/lessons.cmake)")
+    for name, d in (("--lessons-dir", args.lessons_dir), ("--solutions-dir", args.solutions_dir)):
+        if d and not Path(d).is_dir():
+            ap.error(f"{name} '{d}' is not a directory")
     run_jobs = args.run_jobs or default_run_jobs()
 
     if args.self_test:

@@ -215,6 +215,20 @@ class CompileErrorsFirst(unittest.TestCase):
         self.assertIn("50 more lines in the full log", text)
 
 
+class BadInput(unittest.TestCase):
+    def test_usage_errors_exit_2(self):
+        for argv in (["--tracks", "nosuch"], ["--lessons-dir", "/nonexistent/lessons"], ["--jobs", "0"],
+                     ["--run-jobs", "x"], ["--only", "sgemm"], ["--bogus"]):
+            with open(os.devnull, "w") as quiet:
+                old, sys.stderr = sys.stderr, quiet
+                try:
+                    with self.assertRaises(SystemExit) as ctx:
+                        grade.main(argv)
+                finally:
+                    sys.stderr = old
+            self.assertEqual(ctx.exception.code, 2, argv)
+
+
 class ParallelBuild(unittest.TestCase):
     def test_keep_going_flag_per_generator(self):
         with tempfile.TemporaryDirectory() as d:
