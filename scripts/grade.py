@@ -350,8 +350,8 @@ def available_memory_gib():
 
 
 def default_build_jobs():
-    """Compile jobs: one per CPU, at most one per 2 GiB of available memory (nvcc on a
-    lesson with cuBLAS or CUB headers takes about 1-1.5 GiB)."""
+    """Compile jobs: one per CPU, at most one per 2 GiB of available memory (nvcc takes
+    about 0.5 GiB on the lessons that include CUB; the rest is room for the linker)."""
     jobs = available_cpus()
     mem = available_memory_gib()
     if mem is not None:
@@ -388,12 +388,7 @@ def catch_major(build_dir):
 
 def generator_keep_going(build_dir):
     """The native build tool's keep-going flag for this build dir's generator."""
-    try:
-        cache = (Path(build_dir) / "CMakeCache.txt").read_text(errors="replace")
-    except OSError:
-        return []
-    m = re.search(r"^CMAKE_GENERATOR:INTERNAL=(.*)$", cache, re.M)
-    gen = m.group(1) if m else ""
+    gen = cache_value(build_dir, "CMAKE_GENERATOR") or ""
     if "Ninja" in gen:
         return ["-k", "0"]
     if "Makefiles" in gen:
