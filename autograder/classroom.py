@@ -60,6 +60,7 @@ def step_id(track, lesson):
 
 
 SETUP_TOOLS = "scripts/install-deps && autograder/install-cuda-toolkit.sh"
+IF_STUDENT = "steps.student.outputs.grade == 'yes'"
 BUILD_ALL = f"python3 scripts/grade.py --build-only {TREES} --out grade-results"
 
 
@@ -82,7 +83,8 @@ def workflow(items):
         "# organization: Settings > Secrets and variables > Actions > Variables) to the label of",
         "# a self-hosted runner with a GPU. Without it the job runs on ubuntu-latest: it installs",
         "# the CUDA toolkit, compiles every lesson (compile errors are reported) and each test",
-        "# prints SKIPPED (no GPU) and scores 0. It does not run in a template repository.",
+        "# prints SKIPPED (no GPU) and scores 0. It does nothing in a template repository, nor",
+        "# in a repository with solutions/ (the tutorial's own: students get one without it).",
         "name: Autograding Tests",
         "'on':",
         "  - push",
@@ -99,9 +101,16 @@ def workflow(items):
         "    steps:",
         "      - name: Checkout code",
         "        uses: actions/checkout@v4",
+        "      - name: A student's repository? (the tutorial's own has solutions/)",
+        "        id: student",
+        "        run: |",
+        "          if [ -d solutions ]; then echo 'solutions/ is here, so nothing is graded'",
+        "          else echo 'grade=yes' >> \"$GITHUB_OUTPUT\"; fi",
         "      - name: Tools (CMake, Ninja, Catch2; the CUDA toolkit when missing)",
+        f"        if: {IF_STUDENT}",
         f"        run: {SETUP_TOOLS}",
         "      - name: Build every lesson's checks at once",
+        f"        if: {IF_STUDENT}",
         f"        run: {BUILD_ALL}",
         "        continue-on-error: true",
     ]
@@ -110,6 +119,7 @@ def workflow(items):
         lines += [
             f"      - name: {t}/{l}",
             f"        id: {sid}",
+            f"        if: {IF_STUDENT}",
             "        uses: classroom-resources/autograding-command-grader@v1",
             "        with:",
             f"          test-name: {t}/{l}",
@@ -119,6 +129,7 @@ def workflow(items):
         ]
     lines += [
         "      - name: Autograding Reporter",
+        f"        if: {IF_STUDENT}",
         "        uses: classroom-resources/autograding-grading-reporter@v1",
         "        env:",
     ]

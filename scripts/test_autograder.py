@@ -277,6 +277,8 @@ class Classroom(unittest.TestCase):
             self.assertEqual(t["points"], 10)
         workflow = (REPO / ".github" / "workflows" / "classroom.yml").read_text()
         ids = re.findall(r"^        id: (\S+)$", workflow, re.M)
+        self.assertEqual(ids[0], "student")  # the step that stops in the tutorial's own repository
+        ids = ids[1:]
         self.assertEqual(len(ids), len(lessons))
         runners = re.search(r"runners: (\S+)", workflow).group(1).split(",")
         self.assertEqual(runners, ids)
@@ -289,6 +291,8 @@ class Classroom(unittest.TestCase):
         doc = yaml.safe_load(workflow)
         self.assertEqual(doc["name"], "Autograding Tests")
         self.assertEqual(list(doc["jobs"]), ["run-autograding-tests"])
+        steps = doc["jobs"]["run-autograding-tests"]["steps"]
+        self.assertTrue(all("if" in step for step in steps[2:]))
 
 
 # ---------------------------------------------------------------- run_autograder, end to end
