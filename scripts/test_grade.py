@@ -1,13 +1,22 @@
-"""CPU tests of the grader's own logic: JUnit parsing, scoring, reports, the self-test verdict."""
+"""CPU tests of the grader's own logic: JUnit parsing, scoring, reports, the self-test
+verdict, compile errors first (on captured build logs), the parallel build's flags and
+the per-lesson phase (with stand-in check programs)."""
 import json
+import os
+import stat
 import sys
 import tempfile
+import textwrap
 import unittest
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import grade  # noqa: E402
+from test_autograder import validate_gradescope  # noqa: E402
+
+LOGS = Path(__file__).resolve().parent / "testdata" / "build_logs"
+TREE = "/autograder/work/lessons"  # where the captured logs' lessons were
 
 JUNIT = """<?xml version="1.0" encoding="UTF-8"?>
 <testsuites><testsuite name="check" errors="0" failures="1" tests="3">
@@ -56,18 +65,31 @@ class Scoring(unittest.TestCase):
 class Reports(unittest.TestCase):
     def test_junit_and_gradescope_json(self):
         results = [lesson([grade.CaseResult("a", "exercise", True), grade.CaseResult("b", "baseline", True)]),
-                   grade.LessonResult("sgemm", "05_shared_tiling", status="compile_error", detail="error: x")]
+                   grade.LessonResult("sgemm", "05_shared_tiling", status="compile_error",
+                                      detail="sgemm/05_shared_tiling/shared_tiling.cu:12: error: x\n\nbuild log:\n..."),
+                   grade.LessonResult("cg", "01_sample", status="skipped", detail="SKIPPED: no GPU")]
         with tempfile.TemporaryDirectory() as d:
-            summary = grade.write_reports(results, Path(d), "test")
+            summary = grade.write_reports(results, Path(d), "test", seconds=12.6)
             data = json.loads((Path(d) / "results.json").read_text())
             self.assertEqual(data, summary)
+            self.assertEqual(validate_gradescope(data), [])
             self.assertEqual(data["score"], 10.0)
-            self.assertEqual(data["max_score"], 20.0)
-            self.assertEqual([t["status"] for t in data["tests"]], ["passed", "failed"])
-            self.assertIn("compile_error", data["tests"][1]["output"])
+            self.assertEqual(data["extra_data"]["max_score"], 30.0)
+            self.assertEqual(data["execution_time"], 13)
+            self.assertEqual([t["status"] for t in data["tests"]], ["passed", "failed", "failed"])
+            self.assertEqual([t["number"] for t in data["tests"]], ["1.1", "1.2", "2.1"])
+            # a compile error's report begins with its first error line
+            self.assertTrue(data["tests"][1]["output"].startswith("sgemm/05_shared_tiling/shared_tiling.cu:12: error: x"))
+            self.assertIn("compile_error", data["tests"][1]["tags"])
+            # a lesson whose checks were skipped (no GPU) scores 0 and says so
+            self.assertIn("skipped", data["tests"][2]["name"])
+            self.assertTrue(data["tests"][2]["output"].startswith("SKIPPED"))
+            self.assertIn("SKIPPED", data["output"])
             suites = ET.parse(Path(d) / "junit.xml").getroot().findall("testsuite")
-            self.assertEqual([s.get("name") for s in suites], ["sgemm/01_naive", "sgemm/05_shared_tiling"])
+            self.assertEqual([s.get("name") for s in suites], ["sgemm/01_naive", "sgemm/05_shared_tiling", "cg/01_sample"])
             self.assertEqual(suites[1].get("failures"), "1")
+            failure = suites[1].find("testcase/failure")
+            self.assertEqual(failure.get("message"), "sgemm/05_shared_tiling/shared_tiling.cu:12: error: x")
 
 
 class SelfTest(unittest.TestCase):
@@ -83,6 +105,222 @@ class SelfTest(unittest.TestCase):
         self.assertTrue(any("no [exercise]" in p for p in grade.self_test_verdict([untested], [solution_ok])))
         skipped = lesson([], "skipped")
         self.assertEqual(grade.self_test_verdict([skipped], [skipped]), [])
+
+
+class CompileErrorsFirst(unittest.TestCase):
+    """Captured build logs (testdata/build_logs/README.md): the report's first lines are
+    the errors in the graded tree, as file:line: message relative to it."""
+
+    def report(self, name):
+        return grade.summarize_build_failure((LOGS / name).read_text(), TREE)
+
+    def head(self, name):
+        text = self.report(name)
+        head, sep, log = text.partition("\n\nbuild log:\n")
+        self.assertTrue(sep, "the report has a build log after its error lines")
+        return head.splitlines(), log
+
+    def test_nvcc_error_in_the_lesson(self):
+        lines, log = self.head("nvcc_undefined_identifier.log")
+        self.assertEqual(lines, ['bandwidth/01_transfers/transfers.cu:26: error: identifier "byts" is undefined'])
+        # the rest of the log follows, its paths relative to the tree, the compiler command shortened
+        self.assertIn('bandwidth/01_transfers/transfers.cu(26): error: identifier "byts" is undefined', log)
+        self.assertNotIn("\n" + TREE, "\n" + log)
+        self.assertIn("(compiler command shortened)", log)
+
+    def test_host_function_called_in_a_kernel(self):
+        lines, _ = self.head("nvcc_host_call_in_kernel.log")
+        self.assertEqual(len(lines), 2)
+        self.assertTrue(lines[0].startswith("bandwidth/04_gather_incremental/gather_incremental.cu:30: error: calling a "
+                                            "__host__ function(\"rand\")"))
+
+    def test_error_in_a_standard_header_points_at_the_lesson_line(self):
+        lines, _ = self.head("nvcc_error_in_stl_header.log")
+        self.assertEqual(lines, ['bandwidth/03_gather_divmod/gather_divmod.cu:49: error: a value of type "const char *" '
+                                 'cannot be used to initialize an entity of type "int"  '
+                                 '[reported in /usr/include/c++/12/bits/new_allocator.h:175]'])
+
+    def test_pages_of_template_notes(self):
+        text = (LOGS / "nvcc_template_notes.log").read_text()
+        # in the log, the lesson's line comes after the first 20 lines of library notes
+        first_mention = next(i for i, l in enumerate(text.splitlines()) if "multi_output.cu" in l)
+        self.assertGreater(first_mention, 20)
+        lines, _ = self.head("nvcc_template_notes.log")
+        self.assertEqual(len(lines), 3)
+        for line, header_line in zip(lines, (45, 69, 98)):
+            self.assertTrue(line.startswith('sgemm/04_multi_output/multi_output.cu:16: error: no operator "<" matches'))
+            self.assertTrue(line.endswith(f"[reported in /usr/include/c++/12/bits/predefined_ops.h:{header_line}]"))
+
+    def test_gcc_missing_include(self):
+        lines, _ = self.head("gcc_missing_include.log")
+        self.assertEqual(lines, ["bandwidth/02_copy_kernels/copy_kernels.cu:11: fatal error: tut/copy_helpers.hpp: "
+                                 "No such file or directory"])
+
+    def test_gcc_required_from_here(self):
+        lines, _ = self.head("gcc_required_from_here.log")
+        self.assertEqual(lines[0], "sgemm/01_naive/naive.cpp:10: error: \u2018undefined_name\u2019 was not declared in "
+                                   "this scope")
+        self.assertTrue(lines[1].startswith("sgemm/01_naive/naive.cpp:7: error: static assertion failed"))
+        self.assertTrue(lines[1].endswith("[reported in /usr/include/c++/12/bits/stl_uninitialized.h:90]"))
+
+    def test_ptxas_error_names_the_lesson_file_and_kernel(self):
+        lines, _ = self.head("ptxas_shared_memory.log")
+        self.assertEqual(len(lines), 4)
+        for line in lines:
+            self.assertTrue(line.startswith("bandwidth/06_gather_2d/gather_2d.cu: ptxas error: Entry function"))
+            self.assertIn("uses too much shared data", line)
+
+    def test_link_error(self):
+        lines, _ = self.head("link_undefined_reference.log")
+        self.assertEqual(lines[0], "link error: undefined reference to 'lesson::gather_variants()'")
+        self.assertEqual(sum("undefined reference" in l for l in lines), 2)  # once, and the hint
+        self.assertIn("ld returned 1 exit status", lines[1])
+
+    def test_parallel_build_log_lists_every_lesson_first(self):
+        lines, _ = self.head("parallel_build_keep_going.log")
+        self.assertEqual([l.split(":")[0] for l in lines[:5]],
+                         ["bandwidth/01_transfers/transfers.cu", "bandwidth/02_copy_kernels/copy_kernels.cu",
+                          "bandwidth/03_gather_divmod/gather_divmod.cu",
+                          "bandwidth/04_gather_incremental/gather_incremental.cu",
+                          "bandwidth/04_gather_incremental/gather_incremental.cu"])
+        self.assertTrue(lines[5].startswith("link error: undefined reference to 'lesson::gather_variants()'"))
+
+    def test_tree_path_as_given_or_resolved(self):
+        with tempfile.TemporaryDirectory() as d:
+            real = Path(d) / "real"
+            (real / "sgemm" / "01_naive").mkdir(parents=True)
+            link = Path(d) / "link"
+            link.symlink_to(real)
+            log = f"{real}/sgemm/01_naive/naive.cu(7): error: expected a \";\"\n"
+            self.assertTrue(grade.summarize_build_failure(log, link).startswith("sgemm/01_naive/naive.cu:7: error:"))
+
+    def test_errors_outside_the_tree_come_after_its_own(self):
+        log = textwrap.dedent("""\
+            /src/common/include/tut/sgemm.hpp(40): error: identifier "kMaxN" is undefined
+
+            /autograder/work/lessons/sgemm/01_naive/naive.cu(12): error: expected a ";"
+            """)
+        lines = grade.summarize_build_failure(log, TREE).splitlines()
+        self.assertEqual(lines[0], 'sgemm/01_naive/naive.cu:12: error: expected a ";"')
+        self.assertEqual(lines[1], '/src/common/include/tut/sgemm.hpp:40: error: identifier "kMaxN" is undefined')
+
+    def test_unrecognised_log(self):
+        text = grade.summarize_build_failure("something went wrong\n", TREE)
+        self.assertTrue(text.startswith("build failed; no error line was recognised"))
+        self.assertIn("something went wrong", text)
+
+    def test_long_log_is_capped(self):
+        log = "\n".join(f"line {i}" for i in range(grade.MAX_LOG_LINES + 50))
+        text = grade.summarize_build_failure(log, TREE)
+        self.assertIn("50 more lines in the full log", text)
+
+
+class BadInput(unittest.TestCase):
+    def test_usage_errors_exit_2(self):
+        for argv in (["--tracks", "nosuch"], ["--lessons-dir", "/nonexistent/lessons"], ["--jobs", "0"],
+                     ["--run-jobs", "x"], ["--only", "sgemm"], ["--bogus"]):
+            with open(os.devnull, "w") as quiet:
+                old, sys.stderr = sys.stderr, quiet
+                try:
+                    with self.assertRaises(SystemExit) as ctx:
+                        grade.main(argv)
+                finally:
+                    sys.stderr = old
+            self.assertEqual(ctx.exception.code, 2, argv)
+
+
+class ParallelBuild(unittest.TestCase):
+    def test_keep_going_flag_per_generator(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.assertEqual(grade.generator_keep_going(d), [])
+            cache = Path(d) / "CMakeCache.txt"
+            cache.write_text("CMAKE_GENERATOR:INTERNAL=Ninja\n")
+            self.assertEqual(grade.generator_keep_going(d), ["-k", "0"])
+            cache.write_text("CMAKE_GENERATOR:INTERNAL=Unix Makefiles\n")
+            self.assertEqual(grade.generator_keep_going(d), ["-k"])
+
+    def test_configure_only_when_trees_or_tracks_change(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.assertTrue(grade.needs_configure(d))
+            (Path(d) / "tut_manifest.json").write_text("[]")
+            lessons = str(Path(d, "lessons").resolve())
+            (Path(d) / "CMakeCache.txt").write_text(f"TUT_LESSONS_DIR:PATH={lessons}\nTUT_SOLUTIONS_DIR:PATH={lessons}\n"
+                                                     "TUT_TRACKS:STRING=sgemm;cg\n")
+            self.assertFalse(grade.needs_configure(d))
+            self.assertFalse(grade.needs_configure(d, Path(d, "lessons"), ["sgemm", "cg"], Path(d, "lessons")))
+            self.assertTrue(grade.needs_configure(d, tracks=["sgemm"]))
+            self.assertTrue(grade.needs_configure(d, solutions_dir=Path(d, "solutions")))
+            self.assertTrue(grade.needs_configure(d, lessons_dir=Path(d, "mine")))
+
+    def test_job_counts_are_positive(self):
+        self.assertGreaterEqual(grade.available_cpus(), 1)
+        self.assertGreaterEqual(grade.default_build_jobs(), 1)
+        self.assertGreaterEqual(grade.default_run_jobs(), 1)
+
+
+FAKE_CHECK = """\
+#!{python}
+# Stands in for a Catch2 check program: [exercise] or [baseline], -r junit -o FILE.
+import sys, time
+behaviour = {behaviour!r}
+kind = sys.argv[1].strip("[]")
+out = sys.argv[sys.argv.index("-o") + 1]
+if behaviour == "skip":
+    print("SKIPPED: these checks need a CUDA GPU")
+    sys.exit(77)
+if behaviour == "crash" and kind == "exercise":
+    sys.exit(134)
+time.sleep(0.2)
+ok = behaviour == "pass" or kind == "baseline"
+case = '<testcase name="{{0}} case"/>' if ok else '<testcase name="{{0}} case"><failure message="x">bad</failure></testcase>'
+open(out, "w").write('<testsuites><testsuite name="t">' + case.format(kind) + '</testsuite></testsuites>')
+sys.exit(0 if ok else 1)
+"""
+
+
+class PerLessonPhase(unittest.TestCase):
+    """grade_entries with the builds stubbed out and stand-in check programs, several at once."""
+
+    def test_results_keep_manifest_order_and_statuses(self):
+        behaviours = {"01_pass": "pass", "02_fail": "fail", "03_broken": None, "04_skip": "skip", "05_crash": "crash",
+                      "06_pass": "pass"}
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            entries = []
+            for name, b in behaviours.items():
+                exe = d / f"check_{name}"
+                if b:
+                    exe.write_text(FAKE_CHECK.format(python=sys.executable, behaviour=b))
+                    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+                entries.append({"tree": "lessons", "track": "demo", "lesson": name, "source": f"{d}/demo/{name}/x.cu",
+                                "check_target": f"check-{name}", "check_exe": str(exe), "timeout": 30})
+
+            def fake_build(entry, build_dir, logs):
+                if entry["lesson"] != "03_broken":
+                    return None
+                r = grade.LessonResult(entry["track"], entry["lesson"], status="compile_error")
+                r.detail = grade.summarize_build_failure(f"{d}/demo/03_broken/x.cu(3): error: oops\n", d)
+                return r
+
+            saved = grade.build_lesson, grade.catch_major
+            grade.build_lesson, grade.catch_major = fake_build, lambda build_dir: 2
+            try:
+                with open(os.devnull, "w") as quiet:
+                    old, sys.stdout = sys.stdout, quiet
+                    try:
+                        results = grade.grade_entries("lessons", entries, d, d / "out", "demo", run_jobs=3)
+                    finally:
+                        sys.stdout = old
+            finally:
+                grade.build_lesson, grade.catch_major = saved
+            self.assertEqual([r.lesson for r in results], list(behaviours))
+            self.assertEqual([r.status for r in results], ["ok", "ok", "compile_error", "skipped", "crashed", "ok"])
+            self.assertEqual([r.score for r in results], [10.0, 0.0, 0.0, 0.0, 0.0, 10.0])
+            data = json.loads((d / "out" / "results.json").read_text())
+            self.assertEqual(validate_gradescope(data), [])
+            self.assertEqual(data["score"], 20.0)
+            self.assertTrue(data["tests"][2]["output"].startswith("demo/03_broken/x.cu:3: error: oops"))
+            self.assertIn("phase_seconds", data["extra_data"])
 
 
 if __name__ == "__main__":
