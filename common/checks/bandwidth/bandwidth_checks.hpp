@@ -2,18 +2,23 @@
 /// @brief Checks shared by the bandwidth lessons: exact copies and gathers, with guard zones.
 ///
 /// Copies and gathers only move floats, so results must be bitwise equal to the source
-/// (no tolerance). Every output buffer is poisoned (all bits set: NaN) with a few spare
-/// elements before and after the region the kernel may write; those must still be
-/// poison afterwards, which catches an off-by-one in a tail or a misaligned float4.
+/// (no tolerance). Every output region is poisoned (all bits set: NaN) with a few spare
+/// elements before and after the part the kernel may write; those must still be poison
+/// afterwards, which catches an off-by-one in a tail or a misaligned float4.
+///
+/// Sources hold pattern_value(i) at element i, written on the device. Up to
+/// kHostCompareLimit elements the result is copied back and compared on the host (the
+/// clearest messages); beyond that a checking kernel compares it on the device and only
+/// the count of wrong elements and the first of them come back (device_checks.hpp).
 #pragma once
 
 #include "catch.hpp"
+#include "device_checks.hpp"
 #include "lesson_hint.hpp"
 #include "tut/bandwidth.hpp"
 
 #include <cstdint>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <string>
 
@@ -23,6 +28,9 @@ using namespace tut::bandwidth;
 
 /// Spare poisoned floats after every output region.
 inline constexpr size_t kGuard = 16;
+
+/// Sources and targets up to this many floats (64 MB) are compared on the host.
+inline constexpr size_t kHostCompareLimit = size_t(1) << 24;
 
 inline bool is_poison(float x) {
     uint32_t bits;
@@ -37,32 +45,59 @@ inline long long first_unpoisoned(const std::vector<float>& v, size_t begin, siz
     return -1;
 }
 
-/// Source data: random for small arrays; for big ones a cheap pattern of distinct
-/// whole numbers below 2^24 (exact in float), so filling 4 GiB takes a second, not ten.
-inline std::vector<float> source_data(size_t count, uint64_t seed) {
-    if (count <= (size_t(1) << 24)) return tut::random_vector<float>(count, seed);
+/// pattern_value(first), pattern_value(first + 1), ... : the host's copy of a source.
+inline std::vector<float> pattern_vector(size_t count, uint64_t first = 0) {
     std::vector<float> v(count);
-    const uint64_t shift = seed % 1000;
-    for (size_t i = 0; i < count; ++i) v[i] = static_cast<float>((i * 2654435761ull + shift) % 16777213ull);
+    for (size_t i = 0; i < count; ++i) v[i] = pattern_value(first + i);
     return v;
+}
+
+/// Fills the first `count` floats of `p` (device) with poison.
+inline void poison(float* p, size_t count) {
+    if (count) TUT_CUDA(cudaMemset(p, 0xFF, count * sizeof(float)));
+}
+
+/// A device target buffer of at least `count` floats, reused across checks (the
+/// largest is 4 GiB; it is reallocated only to grow).
+inline float* target_buffer(size_t count) {
+    static std::unique_ptr<tut::DeviceBuffer<float>> buffer;
+    if (!buffer || buffer->size() < count) {
+        buffer.reset();  // free the old one first
+        buffer = std::make_unique<tut::DeviceBuffer<float>>(count);
+    }
+    return buffer->get();
+}
+
+/// True when the largest checks' buffers (`bytes` more device memory) fit this GPU.
+/// Otherwise it says so (a warning in the report) and the caller skips that size.
+inline bool largest_size_fits(size_t bytes, const std::string& what) {
+    const std::string why = tut::device_memory_shortfall(bytes);
+    if (why.empty()) return true;
+    WARN("not checked on this GPU: " << what << " " << why);
+    return false;
 }
 
 // ----------------------------------------------------------------------------------
 // Copies (lesson 02)
 // ----------------------------------------------------------------------------------
 
-/// One device source and one device target, reused across checks (the largest is 4 GiB each).
+/// A patterned device source (element i holds pattern_value(i)), its first elements on
+/// the host, and a device target, reused across checks (the largest is 4 GiB each).
 struct CopyFixture {
-    std::vector<float> host;
+    size_t capacity;
+    std::vector<float> host;  ///< the source's first min(capacity, kHostCompareLimit) floats
     tut::DeviceBuffer<float> src, dst;
-    explicit CopyFixture(size_t capacity) : host(source_data(capacity, 77)), src(host), dst(capacity) {}
+    explicit CopyFixture(size_t c)
+        : capacity(c), host(pattern_vector(std::min(c, kHostCompareLimit))), src(c), dst(c) {
+        fill_pattern(src.get(), c, 0);
+    }
 };
 
 inline CopyFixture& copy_fixture(size_t capacity) {
     static std::unique_ptr<CopyFixture> fixture;
-    if (!fixture || fixture->host.size() < capacity) {
+    if (!fixture || fixture->capacity < capacity) {
         fixture.reset();  // free the old buffers first
-        fixture = std::make_unique<CopyFixture>(capacity);
+        fixture = std::make_unique<CopyFixture>(std::max(capacity, kHostCompareLimit));
     }
     return *fixture;
 }
@@ -72,24 +107,43 @@ inline CopyFixture& copy_fixture(size_t capacity) {
 inline void check_copy(const CopyVariant& v, size_t n, size_t src_offset, size_t dst_offset) {
     CopyFixture& f = copy_fixture(std::max(src_offset, dst_offset) + n + kGuard);
     const size_t region = dst_offset + n + kGuard;
-    f.dst.poison();
+    poison(f.dst.get(), region);
     INFO("variant '" << v.name << "', n = " << n << " floats, src offset " << src_offset << ", dst offset "
                      << dst_offset << " floats"
                      << (v.path ? ", path " + v.path(n, f.src.get() + src_offset, f.dst.get() + dst_offset) : ""));
     INFO(tut_checks::exercise_hint());
     REQUIRE_NOTHROW(v.run(n, f.src.get() + src_offset, f.dst.get() + dst_offset));
     REQUIRE_NOTHROW(TUT_CUDA(cudaDeviceSynchronize()));
-    std::vector<float> got(region);
-    REQUIRE_NOTHROW(TUT_CUDA(cudaMemcpy(got.data(), f.dst.get(), region * sizeof(float), cudaMemcpyDeviceToHost)));
-    const long long bad = first_difference(got.data() + dst_offset, f.host.data() + src_offset, n);
-    INFO("first wrong element: " << bad << (bad >= 0 && is_poison(got[dst_offset + static_cast<size_t>(bad)])
-                                                ? " (never written: still poison)"
-                                                : ""));
-    REQUIRE(bad < 0);
-    INFO("an element before the target was written: " << first_unpoisoned(got, 0, dst_offset));
-    REQUIRE(first_unpoisoned(got, 0, dst_offset) < 0);
-    INFO("an element after the target was written: " << first_unpoisoned(got, dst_offset + n, region));
-    REQUIRE(first_unpoisoned(got, dst_offset + n, region) < 0);
+    if (src_offset + n <= f.host.size() && region <= kHostCompareLimit) {
+        std::vector<float> got(region);
+        REQUIRE_NOTHROW(TUT_CUDA(cudaMemcpy(got.data(), f.dst.get(), region * sizeof(float), cudaMemcpyDeviceToHost)));
+        const long long bad = first_difference(got.data() + dst_offset, f.host.data() + src_offset, n);
+        INFO("first wrong element: " << bad << (bad >= 0 && is_poison(got[dst_offset + static_cast<size_t>(bad)])
+                                                    ? " (never written: still poison)"
+                                                    : ""));
+        REQUIRE(bad < 0);
+        INFO("an element before the target was written: " << first_unpoisoned(got, 0, dst_offset));
+        REQUIRE(first_unpoisoned(got, 0, dst_offset) < 0);
+        INFO("an element after the target was written: " << first_unpoisoned(got, dst_offset + n, region));
+        REQUIRE(first_unpoisoned(got, dst_offset + n, region) < 0);
+        return;
+    }
+    DeviceVerdict verdict;
+    REQUIRE_NOTHROW(verdict = verify_copy(f.dst.get(), region, dst_offset, n, src_offset));
+    std::string where = "none";
+    if (verdict.first >= 0) {
+        const size_t i = static_cast<size_t>(verdict.first);
+        if (i < dst_offset)
+            where = "float " + std::to_string(i) + " before the target was written";
+        else if (i >= dst_offset + n)
+            where = "float " + std::to_string(i - dst_offset - n) + " after the target was written";
+        else
+            where = "element " + std::to_string(i - dst_offset) + " is " + std::to_string(verdict.found) +
+                    (is_poison(verdict.found) ? " (never written: still poison)" : "") + ", expected " +
+                    std::to_string(pattern_value(src_offset + i - dst_offset));
+    }
+    INFO("compared on the device: " << verdict.wrong << " wrong floats; the first: " << where);
+    REQUIRE(verdict.wrong == 0);
 }
 
 /// Sizes around every width that matters: warps, blocks of 256, float4 (4), tails.
@@ -113,17 +167,17 @@ inline std::vector<CopyVariant> copy_variants_where(bool want_float4) {
 // Gathers (lessons 03-06)
 // ----------------------------------------------------------------------------------
 
-/// A source matrix on host and device (at a float offset in its device buffer).
+/// A patterned source matrix on the device, element (r, c) = pattern_value(c * rows + r),
+/// at a float offset in its buffer; on the host too when it is small enough to compare there.
 struct Matrix {
     int rows = 0, cols = 0;
     size_t offset = 0;
-    std::vector<float> host;
+    std::vector<float> host;  ///< empty beyond kHostCompareLimit elements
     tut::DeviceBuffer<float> device;
-    Matrix(int r, int c, size_t off, uint64_t seed)
-        : rows(r), cols(c), offset(off), host(source_data(size_t(r) * size_t(c), seed)),
-          device(off + size_t(r) * size_t(c)) {
-        if (!host.empty())
-            TUT_CUDA(cudaMemcpy(device.get() + off, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+    Matrix(int r, int c, size_t off) : rows(r), cols(c), offset(off), device(off + size_t(r) * size_t(c)) {
+        const size_t elements = size_t(r) * size_t(c);
+        if (elements <= kHostCompareLimit) host = pattern_vector(elements);
+        fill_pattern(device.get() + off, elements, 0);
     }
     const float* src() const { return device.get() + offset; }
 };
@@ -133,7 +187,7 @@ inline Matrix& matrix(int rows, int cols, size_t offset = 0) {
     static std::unique_ptr<Matrix> cached;
     if (!cached || cached->rows != rows || cached->cols != cols || cached->offset != offset) {
         cached.reset();
-        cached = std::make_unique<Matrix>(rows, cols, offset, 1000u + unsigned(rows) * 7u + unsigned(cols));
+        cached = std::make_unique<Matrix>(rows, cols, offset);
     }
     return *cached;
 }
@@ -145,27 +199,49 @@ inline void check_gather(const GatherVariant& v, int rows, int cols, const std::
     tut::DeviceBuffer<int> idx(indices);
     const size_t target = size_t(rows) * indices.size();
     const size_t region = dst_offset + target + kGuard;
-    tut::DeviceBuffer<float> dst(region);
-    dst.poison();
+    float* base = target_buffer(region);
+    poison(base, region);
     const GatherInput in = make_gather_input(rows, cols, m.src(), indices, idx.get());
-    float* out = dst.get() + dst_offset;
+    float* out = base + dst_offset;
     INFO("variant '" << v.name << "': " << what << "; src " << rows << " x " << cols << ", " << indices.size()
                      << " indices, src offset " << src_offset << ", dst offset " << dst_offset
                      << (v.path ? ", path " + v.path(in, out) : ""));
     INFO(tut_checks::exercise_hint());
     REQUIRE_NOTHROW(v.run(in, out));
     REQUIRE_NOTHROW(TUT_CUDA(cudaDeviceSynchronize()));
-    const std::vector<float> got = dst.download();
-    const long long bad = first_gather_mismatch(rows, m.host.data(), indices, got.data() + dst_offset);
-    INFO("first wrong element: "
-         << (bad < 0 ? std::string("none")
-                     : "row " + std::to_string(bad % rows) + " of extracted column " + std::to_string(bad / rows) +
-                           " (source column " + std::to_string(indices[size_t(bad / rows)]) + ")" +
-                           (is_poison(got[dst_offset + size_t(bad)]) ? ", never written (still poison)" : "")));
-    REQUIRE(bad < 0);
-    REQUIRE(first_unpoisoned(got, 0, dst_offset) < 0);
-    INFO("an element after the target was written: " << first_unpoisoned(got, dst_offset + target, region));
-    REQUIRE(first_unpoisoned(got, dst_offset + target, region) < 0);
+    // Describes the wrong target element at flat index `bad` (which holds `got`).
+    auto describe = [&](long long bad, float got) {
+        return "row " + std::to_string(bad % rows) + " of extracted column " + std::to_string(bad / rows) +
+               " (source column " + std::to_string(indices[size_t(bad / rows)]) + ")" +
+               (is_poison(got) ? ", never written (still poison)" : "");
+    };
+    if (!m.host.empty() && region <= kHostCompareLimit) {
+        std::vector<float> got(region);
+        REQUIRE_NOTHROW(TUT_CUDA(cudaMemcpy(got.data(), base, region * sizeof(float), cudaMemcpyDeviceToHost)));
+        const long long bad = first_gather_mismatch(rows, m.host.data(), indices, got.data() + dst_offset);
+        INFO("first wrong element: " << (bad < 0 ? std::string("none") : describe(bad, got[dst_offset + size_t(bad)])));
+        REQUIRE(bad < 0);
+        INFO("an element before the target was written: " << first_unpoisoned(got, 0, dst_offset));
+        REQUIRE(first_unpoisoned(got, 0, dst_offset) < 0);
+        INFO("an element after the target was written: " << first_unpoisoned(got, dst_offset + target, region));
+        REQUIRE(first_unpoisoned(got, dst_offset + target, region) < 0);
+        return;
+    }
+    DeviceVerdict verdict;
+    REQUIRE_NOTHROW(verdict = verify_gather(base, region, dst_offset, rows, idx.get(),
+                                            static_cast<long long>(indices.size())));
+    std::string where = "none";
+    if (verdict.first >= 0) {
+        const size_t i = static_cast<size_t>(verdict.first);
+        if (i < dst_offset)
+            where = "float " + std::to_string(i) + " before the target was written";
+        else if (i >= dst_offset + target)
+            where = "float " + std::to_string(i - dst_offset - target) + " after the target was written";
+        else
+            where = describe(static_cast<long long>(i - dst_offset), verdict.found);
+    }
+    INFO("compared on the device: " << verdict.wrong << " wrong floats; the first: " << where);
+    REQUIRE(verdict.wrong == 0);
 }
 
 inline std::vector<int> sequential(int count, int first = 0) {
@@ -224,18 +300,78 @@ inline void check_many_indices() {
     }
 }
 
-/// Huge columns and the largest size the lessons claim (2^30 floats in and out).
+/// Huge columns and the largest size the lessons claim (2^30 floats in and out), every
+/// variant, compared on the device.
 inline void check_largest() {
     const int huge_rows = (1 << 22) + 1;
     const int max_rows = 1 << 29;
     for (const auto& v : lesson::gather_variants())
         check_gather(v, huge_rows, 3, {2, 0, 2, 1}, "huge odd row count");
+    if (!largest_size_fits(2 * (kGuard + (size_t(1) << 30)) * sizeof(float),
+                           "the gathers of 2^30 floats (4 GiB in, 4 GiB out)"))
+        return;
     for (const auto& v : lesson::gather_variants())
         check_gather(v, max_rows, 2, {1, 0}, "2^29 rows x 2 columns: 2^30 floats in and out");
     // 4093 x 262144 < 2^30 elements, every column once in random order: odd rows, count > 65535.
     for (const auto& v : lesson::gather_variants())
         check_gather(v, 4093, 262144, make_indices(262144, 262144, IndexOrder::Random, 11),
                      "4093 x 262144, all columns in random order");
+}
+
+/// The checking machinery itself: the device fill matches the host's pattern, and the
+/// device comparisons find a correct result correct and planted errors where they are
+/// (wrong values, never-written elements, writes into the guard zones).
+inline void check_device_comparison() {
+    const size_t n = (size_t(1) << 20) + 3;
+    tut::DeviceBuffer<float> src(n), out(n + 2 * kGuard);
+    fill_pattern(src.get(), n, 7);
+    REQUIRE(src.download() == pattern_vector(n, 7));
+    auto set = [&](size_t i, float value) {
+        TUT_CUDA(cudaMemcpy(out.get() + i, &value, sizeof value, cudaMemcpyHostToDevice));
+    };
+    // A copy of src + 0 (pattern from 7) into out + kGuard.
+    out.poison();
+    DeviceVerdict v = verify_copy(out.get(), out.size(), kGuard, n, 7);
+    CHECK(v.wrong == n);  // nothing written: every element still poison
+    CHECK(v.first == static_cast<long long>(kGuard));
+    CHECK(is_poison(v.found));
+    TUT_CUDA(cudaMemcpy(out.get() + kGuard, src.get(), n * sizeof(float), cudaMemcpyDeviceToDevice));
+    v = verify_copy(out.get(), out.size(), kGuard, n, 7);
+    CHECK(v.wrong == 0);
+    CHECK(v.first == -1);
+    CHECK(verify_copy(out.get(), out.size(), kGuard, n, 8).wrong == n);  // shifted by one: all wrong
+    set(kGuard + 777777, 0.5f);
+    v = verify_copy(out.get(), out.size(), kGuard, n, 7);
+    CHECK(v.wrong == 1);
+    CHECK(v.first == static_cast<long long>(kGuard + 777777));
+    CHECK(v.found == 0.5f);
+    set(kGuard + n + kGuard - 1, 1.0f);  // the last guard float
+    set(3, 2.0f);                        // a guard float before the target
+    v = verify_copy(out.get(), out.size(), kGuard, n, 7);
+    CHECK(v.wrong == 3);
+    CHECK(v.first == 3);
+
+    // A gather of columns {4, 0, 4, 2} of a 1001 x 5 patterned matrix, made with cudaMemcpy.
+    const int rows = 1001;
+    const std::vector<int> indices{4, 0, 4, 2};
+    tut::DeviceBuffer<float> matrix(size_t(rows) * 5);
+    fill_pattern(matrix.get(), matrix.size(), 0);
+    tut::DeviceBuffer<int> idx(indices);
+    out.poison();
+    for (size_t k = 0; k < indices.size(); ++k)
+        TUT_CUDA(cudaMemcpy(out.get() + kGuard + k * rows, matrix.get() + size_t(indices[k]) * rows,
+                            rows * sizeof(float), cudaMemcpyDeviceToDevice));
+    const size_t target = rows * indices.size();
+    v = verify_gather(out.get(), out.size(), kGuard, rows, idx.get(), 4);
+    CHECK(v.wrong == 0);
+    set(kGuard + 2 * rows + 5, pattern_value(0 * rows + 5));  // column 0's row 5 where column 4's belongs
+    v = verify_gather(out.get(), out.size(), kGuard, rows, idx.get(), 4);
+    CHECK(v.wrong == 1);
+    CHECK(v.first == static_cast<long long>(kGuard + 2 * rows + 5));
+    set(kGuard + target, 3.0f);  // the first float after the target
+    v = verify_gather(out.get(), out.size(), kGuard, rows, idx.get(), 4);
+    CHECK(v.wrong == 2);
+    CHECK(verify_gather(out.get(), out.size(), kGuard, rows, idx.get(), 3).wrong == 1 + rows + 1);
 }
 
 /// Requires `v` to refuse the input with tut::Unsupported whose message contains

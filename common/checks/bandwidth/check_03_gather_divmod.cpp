@@ -14,3 +14,7 @@ TEST_CASE("bandwidth/03_gather_divmod: huge columns and the largest size, 2^30 f
 TEST_CASE("bandwidth/03_gather_divmod: refuses an empty matrix, a bad index, too large a size", "[baseline]") {
     check_all_refusals();
 }
+
+TEST_CASE("bandwidth/03_gather_divmod: the device comparison finds planted errors", "[baseline]") {
+    check_device_comparison();
+}

@@ -14,3 +14,7 @@ TEST_CASE("bandwidth/04_gather_incremental: huge columns and the largest size, 2
 TEST_CASE("bandwidth/04_gather_incremental: refuses an empty matrix, a bad index, too large a size", "[baseline]") {
     check_all_refusals();
 }
+
+TEST_CASE("bandwidth/04_gather_incremental: the device comparison finds planted errors", "[baseline]") {
+    check_device_comparison();
+}

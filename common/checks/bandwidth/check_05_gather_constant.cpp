@@ -39,3 +39,7 @@ TEST_CASE("bandwidth/05_gather_constant: huge columns and the largest size, 2^30
 TEST_CASE("bandwidth/05_gather_constant: refuses an empty matrix, a bad index, too large a size", "[baseline]") {
     check_all_refusals();
 }
+
+TEST_CASE("bandwidth/05_gather_constant: the device comparison finds planted errors", "[baseline]") {
+    check_device_comparison();
+}

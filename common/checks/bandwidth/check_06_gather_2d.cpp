@@ -42,3 +42,7 @@ TEST_CASE("bandwidth/06_gather_2d: huge columns and the largest size, 2^30 float
 TEST_CASE("bandwidth/06_gather_2d: refuses an empty matrix, a bad index, too large a size", "[baseline]") {
     check_all_refusals();
 }
+
+TEST_CASE("bandwidth/06_gather_2d: the device comparison finds planted errors", "[baseline]") {
+    check_device_comparison();
+}

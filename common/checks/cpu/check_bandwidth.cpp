@@ -1,7 +1,13 @@
 // CPU checks of the bandwidth track's helpers (common/include/tut/bandwidth.hpp): the
-// gather reference, index validation, byte accounting, the PCIe peak. No GPU needed.
+// gather reference, index validation, byte accounting, the PCIe peak, and the source
+// pattern the GPU checks compare against (bandwidth/device_checks.hpp). No GPU needed.
+#include "bandwidth/device_checks.hpp"
 #include "catch.hpp"
 #include "tut/bandwidth.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
 
 #include <string>
 #include <vector>
@@ -134,4 +140,25 @@ TEST_CASE("bandwidth: lesson 01's transfer kinds pair each pageable kind with it
             CHECK(kinds[k + 1].pinned);
             CHECK(kinds[k + 1].direction == kinds[k].direction);
         }
+}
+
+TEST_CASE("bandwidth: the checks' source pattern is exact in float and tells neighbours apart", "[bandwidth]") {
+    // Whole numbers below 2^24: every one is exactly representable in float.
+    for (uint64_t i : {uint64_t(0), uint64_t(1), uint64_t(16777212), uint64_t(1) << 30, (uint64_t(1) << 30) + 15}) {
+        const float v = bandwidth_checks::pattern_value(i);
+        CHECK(v >= 0.0f);
+        CHECK(v < 16777216.0f);
+        CHECK(v == std::floor(v));
+    }
+    // Distinct over a long window: a value copied from a nearby place (an off-by-one, a
+    // wrong column) never matches by chance.
+    const size_t window = size_t(1) << 20;
+    std::vector<float> values(window);
+    for (size_t i = 0; i < window; ++i) values[i] = bandwidth_checks::pattern_value((uint64_t(1) << 29) + i);
+    std::sort(values.begin(), values.end());
+    CHECK(std::adjacent_find(values.begin(), values.end()) == values.end());
+    // Shifts by a whole column of the largest checked shapes change every value.
+    for (uint64_t shift : {uint64_t(1), uint64_t(4093), uint64_t(1000), uint64_t(1) << 29})
+        for (uint64_t i : {uint64_t(0), uint64_t(12345), uint64_t(999999937)})
+            CHECK(bandwidth_checks::pattern_value(i) != bandwidth_checks::pattern_value(i + shift));
 }

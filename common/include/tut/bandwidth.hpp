@@ -39,7 +39,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <functional>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -122,15 +121,12 @@ inline double host_link_peak_gbs(int device) {
 // Shared launch arithmetic
 // ---------------------------------------------------------------------------------
 
-/// Number of SMs of the current device (asked once).
+/// Number of SMs of the current device.
 inline int sm_count() {
-    static const int count = [] {
-        int device = 0, sms = 0;
-        TUT_CUDA(cudaGetDevice(&device));
-        TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-        return sms;
-    }();
-    return count;
+    int device = 0, sms = 0;
+    TUT_CUDA(cudaGetDevice(&device));
+    TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    return sms;
 }
 
 /// Blocks for a grid-stride loop that fills the GPU: SMs x the blocks of `threads`
@@ -162,16 +158,31 @@ inline void require_copy(size_t n, const float* src, const float* dst) {
 
 /// Copies n floats from src to dst (device pointers, any 4-byte alignment). Throws
 /// Unsupported (before launching) for what require_copy refuses.
-using CopyLauncher = std::function<void(size_t n, const float* src, float* dst)>;
+using CopyLauncher = void (*)(size_t n, const float* src, float* dst);
 
+/// Which code path a variant takes for these pointers, e.g. "float4" or "float:
+/// src/dst misaligned".
+using CopyPath = std::string (*)(size_t n, const float* src, const float* dst);
+
+/// One row of lesson 02's table. Build it with copy_variant().
 struct CopyVariant {
-    std::string name;                ///< unique within the lesson
-    CopyLauncher run;
-    const void* kernel = nullptr;    ///< for the registers column (optional)
-    /// Which code path the variant takes for these pointers (e.g. "float4", "float:
-    /// misaligned"); optional.
-    std::function<std::string(size_t n, const float* src, const float* dst)> path;
+    std::string name;              ///< the --variant name, unique within the lesson
+    CopyLauncher run = nullptr;    ///< checks its input, then launches
+    const void* kernel = nullptr;  ///< the kernel run() launches, for the registers column
+    CopyPath path = nullptr;       ///< optional: which code path run() takes
 };
+
+/// A copy variant: its name, its launcher, the kernel the launcher runs (its registers
+/// are reported) and, optionally, the function that names the path it takes.
+template <class Kernel>
+CopyVariant copy_variant(const std::string& name, CopyLauncher run, Kernel* kernel, CopyPath path = nullptr) {
+    CopyVariant v;
+    v.name = name;
+    v.run = run;
+    v.kernel = reinterpret_cast<const void*>(kernel);
+    v.path = path;
+    return v;
+}
 
 /// Index of the first element where two arrays differ bitwise, or -1 when equal.
 /// Bitwise, so a NaN from the poison never compares equal to anything.
@@ -276,14 +287,29 @@ inline long long first_gather_mismatch(int rows, const float* src, const std::ve
 /// Throws Unsupported (before launching) for what require_gather refuses.
 using GatherLauncher = void (*)(const GatherInput& in, float* dst);
 
+/// Which path a variant chooses at run time for this input, e.g. "__constant__" or
+/// "read-only cache: 20000 indices > 16384".
+using GatherPath = std::string (*)(const GatherInput& in, const float* dst);
+
+/// One row of a gather lesson's table. Build it with gather_variant().
 struct GatherVariant {
-    std::string name;                ///< unique within the lesson
-    GatherLauncher run = nullptr;
-    const void* kernel = nullptr;    ///< for the registers column (optional)
-    /// Which path the variant chooses at run time for this input (optional), e.g.
-    /// "__constant__" or "read-only cache: 20000 indices > 16384".
-    std::string (*path)(const GatherInput& in, const float* dst) = nullptr;
+    std::string name;              ///< the --variant name, unique within the lesson
+    GatherLauncher run = nullptr;  ///< checks its input, then launches
+    const void* kernel = nullptr;  ///< the kernel run() launches, for the registers column
+    GatherPath path = nullptr;     ///< optional: which path run() takes
 };
+
+/// A gather variant: its name, its launcher, the kernel the launcher runs (its
+/// registers are reported) and, optionally, the function that names the path it takes.
+template <class Kernel>
+GatherVariant gather_variant(const std::string& name, GatherLauncher run, Kernel* kernel, GatherPath path = nullptr) {
+    GatherVariant v;
+    v.name = name;
+    v.run = run;
+    v.kernel = reinterpret_cast<const void*>(kernel);
+    v.path = path;
+    return v;
+}
 
 /// How the lesson's default input picks its indices.
 enum class IndexOrder { Random, Sequential };

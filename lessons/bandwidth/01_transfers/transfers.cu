@@ -1,10 +1,15 @@
 // Bandwidth lesson 1: how fast bytes cross the host link and device memory, measured
-// with cudaMemcpy over a range of sizes (what the retired bandwidthTest sample did).
+// with cudaMemcpy over a range of sizes (what the retired bandwidthTest sample did), and
+// what page-locked ("pinned") host memory changes.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/bandwidth/01_transfers/transfers.cu -o transfers
 // Run:  ./transfers --sizes 4096,1048576,268435456     (--help for options)
 //
+// No kernels: the lesson's functions, which the driver in tut/bandwidth.hpp calls:
+//   allocate_pinned / free_pinned   the host buffers of the "pinned" variants
+//   transfer                        one cudaMemcpyAsync in a given direction
+// Variants (--variant names): h2d-pageable, h2d-pinned, d2h-pageable, d2h-pinned, d2d.
 // Counting: a host<->device transfer of B bytes moves B bytes over the link; a
 // device->device copy of B bytes reads B and writes B, so it counts 2B.
 #include "tut/bandwidth.hpp"
@@ -19,15 +24,22 @@ namespace lesson {
 // staging buffer of its own and only then starts the DMA: an extra host memcpy per byte.
 void* allocate_pinned(size_t bytes) {
     if (bytes == 0) return nullptr;
-    // TODO(exercise): allocate page-locked memory instead of pageable memory.
-    //   Use cudaMallocHost(&p, bytes) (wrapped in TUT_CUDA), and release it with
-    //   cudaFreeHost in free_pinned below. Until then the "pinned" columns of the table
-    //   measure pageable memory a second time. Read the comment above, then the README.
+    // TODO(exercise): return `bytes` of page-locked host memory instead of pageable memory.
+    //   Goal: memory whose physical pages stay put, so the GPU's copy engines can read and
+    //   write it directly by DMA, without the driver's staging copy (the comment above).
+    //   Constraint: only memory the CUDA driver knows to be page-locked counts; the check
+    //   asks the driver (cudaPointerGetAttributes) what kind of memory the pointer is.
+    //   Hints: the CUDA runtime has its own allocator for page-locked host memory, and a
+    //   way to lock memory you already have (Programming Guide, "Page-Locked Host
+    //   Memory"). Check the call with TUT_CUDA. Until then the "pinned" columns of the
+    //   table measure pageable memory a second time.
     return std::malloc(bytes);
 }
 
 void free_pinned(void* p) {
-    // TODO(exercise): memory from cudaMallocHost must go back with cudaFreeHost.
+    // TODO(exercise): release the memory the way allocate_pinned obtained it: memory from
+    //   the runtime's page-locked allocator has a matching release call (std::free on it
+    //   is undefined behaviour), and locked memory must be unlocked before it is freed.
     std::free(p);
 }
 

@@ -6,6 +6,10 @@
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/bandwidth/04_gather_incremental/gather_incremental.cu -o gather_incremental
 // Run:  ./gather_incremental       (--classic for 1000 x 20000, columns 0..9999; --help for options)
 //
+// Kernel and the variants (--variant names) that launch it:
+//   gather_incremental   "incremental, 64x256 (classic launch)"   64 blocks of 256 threads
+//                        "incremental, full grid"                 as many blocks as fit on the GPU
+//
 // Column-major: element (r, c) of the rows x cols source is src[c * rows + r]; the target
 // is rows x count and its column k is source column indices[k]. Flat target index
 // j = k * rows + r, so one pass over j writes tgt contiguously.
@@ -16,10 +20,9 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kClassicBlocks = 64;  // the original answer's launch: 64 blocks x 256 threads
 
-// Same walk as lesson 03, but j = col * rows + row is kept as the pair (col, row).
-// Adding stride = stride_div * rows + stride_rem to j adds stride_div to col and
-// stride_rem to row, plus one carry when row passes rows. One division and one modulo
-// per thread for the start and one pair for the stride; none inside the loop.
+// Same walk as lesson 03, but j = col * rows + row is kept as the pair (col, row), and
+// each step moves the pair on by `stride` elements with additions only. A thread divides
+// before its loop (its first element, and the stride), never inside it.
 __global__ void gather_incremental(int rows, int total, const float* __restrict__ src,
                                    const int* __restrict__ indices, float* __restrict__ tgt) {
     const int stride = gridDim.x * blockDim.x;
@@ -27,11 +30,15 @@ __global__ void gather_incremental(int rows, int total, const float* __restrict_
     int col = j / rows, row = j % rows;
     for (; j < total; j += stride) {
         tgt[j] = src[indices[col] * rows + row];
-        // TODO(exercise): move (col, row) on by `stride` elements without dividing.
-        //   Before the loop, split the stride once: stride_div = stride / rows whole
-        //   columns and stride_rem = stride % rows rows. Here add them to col and row,
-        //   and when row reaches rows, wrap it (row -= rows) and carry one column.
-        //   (As written, col and row never move: every step rewrites the first element's source.)
+        // TODO(exercise): move (col, row) on to element j + stride without dividing.
+        //   The constraint: no / or % inside this loop; that is the whole point (lesson
+        //   03 spends about a dozen instructions per element on them).
+        //   Hints: stride is the same at every step, so whatever dividing it by rows
+        //   gives can be computed once, before the loop. Then think of (col, row) as a
+        //   number with "digit" row in base rows: adding a fixed amount is adding its
+        //   digits, and the row digit can overflow. By how much, at most?
+        //   (As written, col and row never move: every step reads the first element's
+        //   source again.)
     }
 }
 
@@ -51,9 +58,9 @@ void run_incremental(const tut::bandwidth::GatherInput& in, float* tgt) {
 
 namespace lesson {
 std::vector<tut::bandwidth::GatherVariant> gather_variants() {
-    const void* kernel = reinterpret_cast<const void*>(gather_incremental);
-    return {{"incremental, 64x256 (classic launch)", run_incremental<true>, kernel, nullptr},
-            {"incremental, full grid", run_incremental<false>, kernel, nullptr}};
+    using tut::bandwidth::gather_variant;
+    return {gather_variant("incremental, 64x256 (classic launch)", run_incremental<true>, gather_incremental),
+            gather_variant("incremental, full grid", run_incremental<false>, gather_incremental)};
 }
 }  // namespace lesson
 

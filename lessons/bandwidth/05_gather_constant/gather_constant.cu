@@ -6,6 +6,11 @@
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/bandwidth/05_gather_constant/gather_constant.cu -o gather_constant
 // Run:  ./gather_constant          (--classic for 1000 x 20000, columns 0..9999; --help for options)
 //
+// Kernel and the variants (--variant names) that launch it:
+//   gather_precomputed<true>    "precomputed + const, 64x256 (classic launch)"   indices in __constant__
+//                               "precomputed + const, full grid"                 (read-only cache beyond 16384)
+//   gather_precomputed<false>   "precomputed + read-only cache, full grid"       indices from global memory
+//
 // Column-major: element (r, c) of the rows x cols source is src[c * rows + r]; the target
 // is rows x count and its column k is source column indices[k]. Flat target index
 // j = k * rows + r, so one pass over j writes tgt contiguously.
@@ -59,11 +64,16 @@ void run_precomputed(const tut::bandwidth::GatherInput& in, float* tgt) {
     const int blocks =
         kClassic ? kClassicBlocks : tut::bandwidth::full_grid_blocks(gather_precomputed<true>, kThreads, total);
     // TODO(exercise): the host's share of the work, done once per launch.
-    //   1. The grid's stride is blocks * kThreads threads: split it into stride_div whole
-    //      columns and stride_rem rows (/ and %, here on the host, not in every thread).
-    //   2. On the __constant__ path, copy the in.count indices from in.indices (device
-    //      memory) into c_indices before the launch: cudaMemcpyToSymbolAsync with
-    //      cudaMemcpyDeviceToDevice, wrapped in TUT_CUDA.
+    //   1. The kernel moves (col, row) on by the grid's stride with additions only, and
+    //      takes the stride's whole columns and leftover rows as arguments: compute them
+    //      here, where the grid is known, instead of in every thread.
+    //   2. On the __constant__ path the kernel reads the indices from c_indices, which
+    //      holds whatever the last upload left there. Before that launch, fill it with
+    //      this call's in.count indices. They are already in device memory (in.indices),
+    //      so they need not come back through the host; the upload must be ordered
+    //      before the kernel on the same stream, and every CUDA call checked (TUT_CUDA).
+    //      Hint: the runtime copies into a __constant__ symbol with calls of its own
+    //      (Programming Guide, "Device Memory"); one is asynchronous and takes a kind.
     const int stride_div = 0, stride_rem = 0;
     if (!kReadOnlyOnly && fits_constant(in)) {
         gather_precomputed<true><<<blocks, kThreads>>>(in.rows, total, stride_div, stride_rem, in.src, in.indices, tgt);
@@ -84,10 +94,13 @@ std::string read_only_path(const tut::bandwidth::GatherInput&, const float*) { r
 
 namespace lesson {
 std::vector<tut::bandwidth::GatherVariant> gather_variants() {
-    const void* kernel = reinterpret_cast<const void*>(gather_precomputed<true>);
-    return {{"precomputed + const, 64x256 (classic launch)", run_precomputed<true, false>, kernel, index_path},
-            {"precomputed + read-only cache, full grid", run_precomputed<false, true>, kernel, read_only_path},
-            {"precomputed + const, full grid", run_precomputed<false, false>, kernel, index_path}};
+    using tut::bandwidth::gather_variant;
+    return {gather_variant("precomputed + const, 64x256 (classic launch)", run_precomputed<true, false>,
+                           gather_precomputed<true>, index_path),
+            gather_variant("precomputed + read-only cache, full grid", run_precomputed<false, true>,
+                           gather_precomputed<false>, read_only_path),
+            gather_variant("precomputed + const, full grid", run_precomputed<false, false>, gather_precomputed<true>,
+                           index_path)};
 }
 }  // namespace lesson
 

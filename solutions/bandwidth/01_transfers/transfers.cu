@@ -1,10 +1,15 @@
 // Bandwidth lesson 1: how fast bytes cross the host link and device memory, measured
-// with cudaMemcpy over a range of sizes (what the retired bandwidthTest sample did).
+// with cudaMemcpy over a range of sizes (what the retired bandwidthTest sample did), and
+// what page-locked ("pinned") host memory changes.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/bandwidth/01_transfers/transfers.cu -o transfers
 // Run:  ./transfers --sizes 4096,1048576,268435456     (--help for options)
 //
+// No kernels: the lesson's functions, which the driver in tut/bandwidth.hpp calls:
+//   allocate_pinned / free_pinned   the host buffers of the "pinned" variants
+//   transfer                        one cudaMemcpyAsync in a given direction
+// Variants (--variant names): h2d-pageable, h2d-pinned, d2h-pageable, d2h-pinned, d2d.
 // Counting: a host<->device transfer of B bytes moves B bytes over the link; a
 // device->device copy of B bytes reads B and writes B, so it counts 2B.
 #include "tut/bandwidth.hpp"

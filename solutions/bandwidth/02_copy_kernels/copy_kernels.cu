@@ -1,10 +1,17 @@
-// Bandwidth lesson 2: copy kernels. One element per thread or a grid-stride loop; 4-byte
-// floats or 16-byte float4; how many blocks per SM. Each is judged against cudaMemcpy
-// device-to-device of the same bytes, in the same run.
+// Bandwidth lesson 2: copy kernels. What it takes for a kernel to move bytes as fast as
+// cudaMemcpy: enough bytes in flight (16-byte accesses, enough threads or enough loads
+// per thread) while every warp access stays coalesced.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/bandwidth/02_copy_kernels/copy_kernels.cu -o copy_kernels
 // Run:  ./copy_kernels --n 134217728     (--help for options; --profile for one clean launch under ncu)
+//
+// Kernels and the variants (--variant names) that launch them:
+//   copy_one_per_thread     "float, 1 per thread"
+//   copy_grid_stride        "float, grid-stride"
+//   copy_float4<1>          "float4, 1 per thread"; "float4, grid-stride, B blocks per SM", B = 1..32
+//   copy_float4<4>          "float4 x4 in flight, grid-stride, 2 blocks per SM"
+// Each is judged against cudaMemcpy device-to-device of the same bytes, in the same run.
 #include "tut/bandwidth.hpp"
 
 #include <cstdint>
@@ -30,9 +37,10 @@ __global__ void copy_grid_stride(size_t n, const float* __restrict__ src, float*
 
 // 16-byte accesses: one float4 load and store move 4 floats, so a warp request covers
 // 512 bytes and a thread keeps 4x the bytes in flight for the same instructions.
-// A float4 must sit on a 16-byte boundary: the launcher hands the first `head` floats
-// (until src is 16-byte aligned) and the last n % 4 floats after the body to scalar code.
-// kInFlight float4s are loaded before any is stored: more independent loads per thread.
+// A float4 must sit on a 16-byte boundary: the first `head` floats (until src + head is
+// 16-byte aligned, as the launcher computed) and the 0-3 floats after the last whole
+// float4 are copied as floats. kInFlight float4s are loaded before any is stored: more
+// independent loads in flight per thread.
 template <int kInFlight>
 __global__ void copy_float4(size_t n, size_t head, const float* __restrict__ src, float* __restrict__ dst) {
     const size_t tid = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
@@ -71,31 +79,30 @@ void run_one_per_thread(size_t n, const float* src, float* dst) {
     TUT_LAUNCH("copy_one_per_thread");
 }
 
-// blocks_per_sm = 0: as many as fit on an SM at once (the occupancy limit).
-void run_grid_stride(size_t n, const float* src, float* dst, int blocks_per_sm) {
+// As many blocks as fit on all SMs at once (the occupancy limit).
+void run_grid_stride(size_t n, const float* src, float* dst) {
     tut::bandwidth::require_copy(n, src, dst);
     if (n == 0) return;
-    const int blocks = blocks_per_sm > 0 ? blocks_per_sm * tut::bandwidth::sm_count()
-                                         : tut::bandwidth::full_grid_blocks(copy_grid_stride, kThreads,
-                                                                            static_cast<long long>(n));
+    const int blocks = tut::bandwidth::full_grid_blocks(copy_grid_stride, kThreads, static_cast<long long>(n));
     copy_grid_stride<<<blocks, kThreads>>>(n, src, dst);
     TUT_LAUNCH("copy_grid_stride");
 }
 
-// blocks_per_sm = 0: one thread per float4 (the grid covers the array once);
-// otherwise a grid-stride loop over blocks_per_sm x SMs blocks.
-template <int kInFlight>
-void run_float4(size_t n, const float* src, float* dst, int blocks_per_sm) {
+// kBlocksPerSm = 0: one thread per float4 (the grid covers the array once); otherwise a
+// grid-stride loop over kBlocksPerSm x SMs blocks. Pointers that are misaligned relative
+// to each other cannot share a float4 body: they take the float grid-stride kernel.
+template <int kInFlight, int kBlocksPerSm>
+void run_float4(size_t n, const float* src, float* dst) {
     tut::bandwidth::require_copy(n, src, dst);
     if (n == 0) return;
     const long long head = float4_head(n, src, dst);
-    if (head < 0) {  // misaligned relative to each other: no float4 body possible
-        run_grid_stride(n, src, dst, 0);
+    if (head < 0) {
+        run_grid_stride(n, src, dst);
         return;
     }
     const size_t vectors = (n - static_cast<size_t>(head)) / 4;
     const size_t one_each = std::max<size_t>(1, (vectors + kThreads - 1) / kThreads);
-    const size_t blocks = blocks_per_sm > 0 ? size_t(blocks_per_sm) * tut::bandwidth::sm_count() : one_each;
+    const size_t blocks = kBlocksPerSm > 0 ? size_t(kBlocksPerSm) * tut::bandwidth::sm_count() : one_each;
     copy_float4<kInFlight><<<static_cast<unsigned>(blocks), kThreads>>>(n, static_cast<size_t>(head), src, dst);
     TUT_LAUNCH("copy_float4");
 }
@@ -108,23 +115,21 @@ std::string float4_path(size_t n, const float* src, const float* dst) {
 
 namespace lesson {
 std::vector<tut::bandwidth::CopyVariant> copy_variants() {
-    using V = tut::bandwidth::CopyVariant;
-    std::vector<V> v;
-    v.push_back({"float, 1 per thread", run_one_per_thread, reinterpret_cast<const void*>(copy_one_per_thread), {}});
-    v.push_back({"float, grid-stride", [](size_t n, const float* s, float* d) { run_grid_stride(n, s, d, 0); },
-                 reinterpret_cast<const void*>(copy_grid_stride), {}});
-    v.push_back({"float4, 1 per thread", [](size_t n, const float* s, float* d) { run_float4<1>(n, s, d, 0); },
-                 reinterpret_cast<const void*>(copy_float4<1>), float4_path});
+    using tut::bandwidth::copy_variant;
     // The blocks-per-SM sweep: 256-thread blocks, 8 of which fill an SM's 2048 threads on sm_80/sm_90.
-    for (int per_sm : {1, 2, 4, 8, 16, 32})
-        v.push_back({"float4, grid-stride, " + std::to_string(per_sm) + " blocks per SM",
-                     [per_sm](size_t n, const float* s, float* d) { run_float4<1>(n, s, d, per_sm); },
-                     reinterpret_cast<const void*>(copy_float4<1>), float4_path});
-    // Fewer threads, each with 4 loads in flight: instruction-level instead of thread-level parallelism.
-    v.push_back({"float4 x4 in flight, grid-stride, 2 blocks per SM",
-                 [](size_t n, const float* s, float* d) { run_float4<4>(n, s, d, 2); },
-                 reinterpret_cast<const void*>(copy_float4<4>), float4_path});
-    return v;
+    // The last variant: fewer threads, each with 4 loads in flight (instruction-level instead of
+    // thread-level parallelism).
+    return {copy_variant("float, 1 per thread", run_one_per_thread, copy_one_per_thread),
+            copy_variant("float, grid-stride", run_grid_stride, copy_grid_stride),
+            copy_variant("float4, 1 per thread", run_float4<1, 0>, copy_float4<1>, float4_path),
+            copy_variant("float4, grid-stride, 1 blocks per SM", run_float4<1, 1>, copy_float4<1>, float4_path),
+            copy_variant("float4, grid-stride, 2 blocks per SM", run_float4<1, 2>, copy_float4<1>, float4_path),
+            copy_variant("float4, grid-stride, 4 blocks per SM", run_float4<1, 4>, copy_float4<1>, float4_path),
+            copy_variant("float4, grid-stride, 8 blocks per SM", run_float4<1, 8>, copy_float4<1>, float4_path),
+            copy_variant("float4, grid-stride, 16 blocks per SM", run_float4<1, 16>, copy_float4<1>, float4_path),
+            copy_variant("float4, grid-stride, 32 blocks per SM", run_float4<1, 32>, copy_float4<1>, float4_path),
+            copy_variant("float4 x4 in flight, grid-stride, 2 blocks per SM", run_float4<4, 2>, copy_float4<4>,
+                         float4_path)};
 }
 }  // namespace lesson
 

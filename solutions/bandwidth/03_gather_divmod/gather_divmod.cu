@@ -1,9 +1,13 @@
 // Bandwidth lesson 3: extracting columns, tgt = src(:, indices), the classic first version:
-// a grid-stride loop that finds each element's column and row with / and %.
+// a grid-stride loop over the target that finds each element's column and row with / and %.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/bandwidth/03_gather_divmod/gather_divmod.cu -o gather_divmod
 // Run:  ./gather_divmod            (--classic for 1000 x 20000, columns 0..9999; --help for options)
+//
+// Kernel and the variants (--variant names) that launch it:
+//   gather_divmod   "div and mod, 64x256 (classic launch)"   64 blocks of 256 threads
+//                   "div and mod, full grid"                 as many blocks as fit on the GPU
 //
 // Column-major: element (r, c) of the rows x cols source is src[c * rows + r]; the target
 // is rows x count and its column k is source column indices[k]. Flat target index
@@ -17,8 +21,9 @@ constexpr int kClassicBlocks = 64;  // the original answer's launch: 64 blocks x
 
 // Each thread walks j = tid, tid + stride, ... over the rows x count target. Consecutive
 // threads take consecutive j, hence (within a column) consecutive rows: the loads from
-// src and the stores to tgt are coalesced. The price: an integer division and a modulo
-// per element, which the GPU has no instruction for (a few dozen instructions each).
+// src and the stores to tgt are coalesced. The price: the GPU has no integer divide
+// instruction, so j / rows and j % rows become a sequence of about a dozen instructions
+// per element (nvcc 13.0, sm_90: 27 per element in this loop against 15 in lesson 04's).
 __global__ void gather_divmod(int rows, int total, const float* __restrict__ src, const int* __restrict__ indices,
                               float* __restrict__ tgt) {
     const int stride = gridDim.x * blockDim.x;
@@ -45,9 +50,9 @@ void run_divmod(const tut::bandwidth::GatherInput& in, float* tgt) {
 
 namespace lesson {
 std::vector<tut::bandwidth::GatherVariant> gather_variants() {
-    const void* kernel = reinterpret_cast<const void*>(gather_divmod);
-    return {{"div and mod, 64x256 (classic launch)", run_divmod<true>, kernel, nullptr},
-            {"div and mod, full grid", run_divmod<false>, kernel, nullptr}};
+    using tut::bandwidth::gather_variant;
+    return {gather_variant("div and mod, 64x256 (classic launch)", run_divmod<true>, gather_divmod),
+            gather_variant("div and mod, full grid", run_divmod<false>, gather_divmod)};
 }
 }  // namespace lesson
 

@@ -6,6 +6,11 @@
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/bandwidth/05_gather_constant/gather_constant.cu -o gather_constant
 // Run:  ./gather_constant          (--classic for 1000 x 20000, columns 0..9999; --help for options)
 //
+// Kernel and the variants (--variant names) that launch it:
+//   gather_precomputed<true>    "precomputed + const, 64x256 (classic launch)"   indices in __constant__
+//                               "precomputed + const, full grid"                 (read-only cache beyond 16384)
+//   gather_precomputed<false>   "precomputed + read-only cache, full grid"       indices from global memory
+//
 // Column-major: element (r, c) of the rows x cols source is src[c * rows + r]; the target
 // is rows x count and its column k is source column indices[k]. Flat target index
 // j = k * rows + r, so one pass over j writes tgt contiguously.
@@ -81,10 +86,13 @@ std::string read_only_path(const tut::bandwidth::GatherInput&, const float*) { r
 
 namespace lesson {
 std::vector<tut::bandwidth::GatherVariant> gather_variants() {
-    const void* kernel = reinterpret_cast<const void*>(gather_precomputed<true>);
-    return {{"precomputed + const, 64x256 (classic launch)", run_precomputed<true, false>, kernel, index_path},
-            {"precomputed + read-only cache, full grid", run_precomputed<false, true>, kernel, read_only_path},
-            {"precomputed + const, full grid", run_precomputed<false, false>, kernel, index_path}};
+    using tut::bandwidth::gather_variant;
+    return {gather_variant("precomputed + const, 64x256 (classic launch)", run_precomputed<true, false>,
+                           gather_precomputed<true>, index_path),
+            gather_variant("precomputed + read-only cache, full grid", run_precomputed<false, true>,
+                           gather_precomputed<false>, read_only_path),
+            gather_variant("precomputed + const, full grid", run_precomputed<false, false>, gather_precomputed<true>,
+                           index_path)};
 }
 }  // namespace lesson
 
