@@ -10,8 +10,9 @@ TEST_CASE("sgemm/06_granularity matches the CPU reference at tiny sizes and size
     check_all_correct({47, 48, 49, 63, 65, 80, 127});
 }
 
-TEST_CASE("sgemm/06_granularity matches cuBLAS at large sizes, up to N = 8192", "[exercise]") {
+TEST_CASE("sgemm/06_granularity matches cuBLAS at N = 1000, 4099 and 8192", "[exercise]") {
     check_all_correct(kLargeSizes);
+    check_correct(variant_named("g=4"), kLargestSize);
 }
 
 TEST_CASE("sgemm/06_granularity refuses N outside 1..8192", "[baseline]") {

@@ -1,11 +1,27 @@
 # The SGEMM track, in order. See cmake/Tutorial.cmake for tut_lesson().
+#
+# Sanitizer runs: --profile runs each variant once, with no cuBLAS baseline and no check,
+# so compute-sanitizer sees the lesson's own kernels only (lesson 08's are cuBLAS's), at
+# small sizes that are not multiples of any block, tile or grain (37, 100) and cost about a
+# second each under memcheck. racecheck for the kernels that share tiles in shared memory.
 set(sgemm_bad "--n abc" "--n 0" "--n -4" "--n 8193" "--n 1e3" "--n" "--variant nosuch")
 set(sgemm_smoke --n 300 --repeats 2 --warmup 1)
-tut_lesson(sgemm 01_naive naive.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad})
-tut_lesson(sgemm 02_unified_memory unified_memory.cu LIBS CUDA::cublas SMOKE_ARGS --n 300 --repeats 2 --warmup 0 BAD_ARGS ${sgemm_bad})
-tut_lesson(sgemm 03_unrolling unrolling.cu LIBS CUDA::cublas SMOKE_ARGS --n 256 --repeats 2 --warmup 1 BAD_ARGS ${sgemm_bad} "--n 1000" "--n 100" "--n 255")
-tut_lesson(sgemm 04_multi_output multi_output.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad})
-tut_lesson(sgemm 05_shared_tiling shared_tiling.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad})
-tut_lesson(sgemm 06_granularity granularity.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad})
-tut_lesson(sgemm 07_volkov_ilp volkov_ilp.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad})
-tut_lesson(sgemm 08_cublas cublas.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad})
+set(sgemm_sanitize "--n 37 --profile" "--n 100 --profile")
+tut_lesson(sgemm 01_naive naive.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
+           SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck)
+# Lesson 02's pipelines use managed memory and cudaMemcpy; the kernel is lesson 01's.
+tut_lesson(sgemm 02_unified_memory unified_memory.cu LIBS CUDA::cublas SMOKE_ARGS --n 300 --repeats 2 --warmup 0
+           BAD_ARGS ${sgemm_bad} SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck)
+# Lesson 03 compiles in N = 256, 512, ..., 8192 only: the smallest is the sanitizer's size.
+tut_lesson(sgemm 03_unrolling unrolling.cu LIBS CUDA::cublas SMOKE_ARGS --n 256 --repeats 2 --warmup 1
+           BAD_ARGS ${sgemm_bad} "--n 1000" "--n 100" "--n 255" SANITIZE_RUNS "--n 256 --profile" SANITIZE_TOOLS memcheck)
+tut_lesson(sgemm 04_multi_output multi_output.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
+           SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck)
+tut_lesson(sgemm 05_shared_tiling shared_tiling.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
+           SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck racecheck)
+tut_lesson(sgemm 06_granularity granularity.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
+           SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck racecheck)
+tut_lesson(sgemm 07_volkov_ilp volkov_ilp.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
+           SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck racecheck)
+tut_lesson(sgemm 08_cublas cublas.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
+           SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck)

@@ -4,6 +4,11 @@
 /// Small sizes are compared with a double-precision CPU reference, large ones with
 /// cuBLAS FP32; the tolerance is tut::sgemm::tolerance() (see its comment).
 /// The output is poisoned (NaN) before every run, so unwritten elements fail.
+///
+/// Sizes: every variant at the tiny and odd sizes of kSmallSizes and at kLargeSizes (one
+/// that fits in L2, one whose matrices do not); one variant per lesson, named by the
+/// lesson's check, at the largest size the track claims (kMaxN). That keeps each lesson's
+/// check to a few seconds without leaving the largest size unchecked.
 #pragma once
 
 #include "catch.hpp"
@@ -12,6 +17,7 @@
 
 #include <map>
 #include <memory>
+#include <string>
 
 namespace sgemm_checks {
 
@@ -19,8 +25,12 @@ using tut::sgemm::Variant;
 
 /// Tiny sizes and sizes that are not multiples of any tile (16, 32, 64...).
 inline const std::vector<int> kSmallSizes{1, 2, 3, 5, 16, 17, 31, 33, 64, 100, 257, 512};
-/// Large sizes, against cuBLAS, up to the largest every lesson claims.
-inline const std::vector<int> kLargeSizes{1000, 2048, tut::sgemm::kMaxN};
+/// Large sizes, against cuBLAS, for every variant: 1000 (4 MB a matrix, in L2) and 4099
+/// (67 MB a matrix: beyond the 50 to 60 MB L2 of an H100 or H200, so the kernels run from
+/// DRAM as at the tour's size; not a multiple of any tile, so every block edge is tested).
+inline const std::vector<int> kLargeSizes{1000, 4099};
+/// The largest size the track claims, checked with one variant per lesson.
+inline constexpr int kLargestSize = tut::sgemm::kMaxN;
 
 inline tut::sgemm::Cublas& cublas() {
     static tut::sgemm::Cublas handle;
@@ -38,8 +48,18 @@ inline tut::sgemm::Problem& problem(int n) {
     return *p;
 }
 
+/// False, with a warning saying why, for a variant this GPU is too old to run (lesson 08's TF32).
+inline bool runs_here(const Variant& v) {
+    const int cc = tut::compute_capability();
+    if (tut::sgemm::runs_on(v, cc)) return true;
+    WARN("variant '" << v.name << "' " << tut::sgemm::why_skipped(v, cc));
+    return false;
+}
+
 /// Runs `v` at size n on random inputs and requires every element within tolerance.
+/// A variant this GPU cannot run is skipped with a warning.
 inline void check_correct(const Variant& v, int n) {
+    if (!runs_here(v)) return;
     tut::sgemm::Problem& p = problem(n);
     tut::DeviceBuffer<float> dC(size_t(n) * n);
     dC.poison();
@@ -57,6 +77,14 @@ inline void check_correct(const Variant& v, int n) {
 inline void check_refuses(const Variant& v, int n) {
     INFO("variant '" << v.name << "' must refuse N = " << n << " with tut::Unsupported");
     REQUIRE_THROWS_AS(v.run(n, nullptr, nullptr, nullptr), tut::Unsupported);
+}
+
+/// The lesson's variant called `name` (the check fails if there is none).
+inline Variant variant_named(const std::string& name) {
+    for (const Variant& v : lesson::sgemm_variants())
+        if (v.name == name) return v;
+    FAIL("the lesson has no variant named '" << name << "'");
+    return Variant{};
 }
 
 /// Every variant of the lesson, checked at each size.

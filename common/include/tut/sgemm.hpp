@@ -6,10 +6,11 @@
 /// - C = A * B with A, B, C square N x N single-precision matrices, **row-major**:
 ///   element (i, j) is at `M[i * N + j]` (the course slides' `IX(i,j)`).
 ///   Row i of C is computed from row i of A and column j of B.
-/// - A lesson exposes its kernels as tut::sgemm::Variant: a name and a host function
-///   `run(n, A, B, C)` taking device pointers. run() must throw tut::Unsupported,
-///   before launching anything, for an n the lesson cannot compute.
-/// - Lesson 02, which is about getting the data there and back, exposes whole
+/// - A lesson lists its kernels as tut::sgemm::Variant, made by kernel_variant() (one
+///   kernel of the lesson and the host function that launches it) or library_variant()
+///   (a library call). The host function `run(n, A, B, C)` takes device pointers and
+///   must throw tut::Unsupported, before launching anything, for an n it cannot compute.
+/// - Lesson 02, which is about getting the data there and back, lists whole
 ///   host-to-host pipelines instead: tut::sgemm::HostVariant, run by host_lesson_main().
 /// - All lessons support 1 <= N <= kMaxN unless their README says otherwise.
 #pragma once
@@ -42,14 +43,53 @@ inline constexpr int kMaxN = 8192;
 /// Computes C = A * B for n x n row-major device matrices. Throws tut::Unsupported for an unsupported n.
 using Launcher = void (*)(int n, const float* A, const float* B, float* C);
 
+/// One way of computing C = A * B that a lesson times and checks. Make one with
+/// kernel_variant() or library_variant(), then set the optional fields by name.
 struct Variant {
-    std::string name;            ///< e.g. "tile=16"; unique within the lesson
-    Launcher run = nullptr;
+    std::string name;              ///< e.g. "tile=16"; unique within the lesson
+    Launcher run = nullptr;        ///< computes C = A * B on the device
     const void* kernel = nullptr;  ///< the kernel, for the registers / shared memory report (optional)
     /// Unit roundoff of the inputs as the hardware sees them: 0 for FP32,
     /// 2^-11 for TF32 tensor cores (10 explicit mantissa bits).
     double input_roundoff = 0;
+    /// Oldest GPU the variant runs on, as major * 10 + minor (80 for sm_80); 0: any.
+    /// On an older GPU the driver and the checks skip it and say why.
+    int min_compute_capability = 0;
+    const char* needs = "";  ///< what the older GPUs lack, for that message (e.g. "TF32 tensor cores")
 };
+
+/// A variant that runs one kernel of the lesson: `run` launches it, `kernel` is the
+/// kernel itself (its registers and shared memory appear in the lesson's table).
+template <class Kernel>
+Variant kernel_variant(const std::string& name, Launcher run, Kernel* kernel) {
+    Variant v;
+    v.name = name;
+    v.run = run;
+    v.kernel = reinterpret_cast<const void*>(kernel);  // the runtime identifies a kernel by its host stub's address
+    return v;
+}
+
+/// A variant that calls a library: there is no kernel of ours to report.
+inline Variant library_variant(const std::string& name, Launcher run) {
+    Variant v;
+    v.name = name;
+    v.run = run;
+    return v;
+}
+
+/// True when `v` can run on a GPU of this compute capability (major * 10 + minor).
+inline bool runs_on(const Variant& v, int compute_capability) {
+    return compute_capability >= v.min_compute_capability;
+}
+
+/// Why `v` does not run on a GPU of this compute capability (empty when it does).
+inline std::string why_skipped(const Variant& v, int compute_capability) {
+    if (runs_on(v, compute_capability)) return {};
+    const int need = v.min_compute_capability;
+    return "skipped: needs " + std::string(v.needs) + " (compute capability " + std::to_string(need / 10) + "." +
+           std::to_string(need % 10) + " or newer); this GPU is " + std::to_string(compute_capability / 10) + "." +
+           std::to_string(compute_capability % 10);
+}
 
 /// Throws Unsupported unless 1 <= n <= kMaxN and n is a multiple of `multiple`.
 inline void require_size(int n, int multiple = 1, const char* why = nullptr) {
@@ -93,14 +133,15 @@ inline void reference_cpu(int n, const std::vector<float>& A, const std::vector<
         }
 }
 
-/// A cuBLAS handle in strict FP32 (no tensor cores), with the row-major trick:
+/// A cuBLAS handle, by default in strict FP32 (CUBLAS_PEDANTIC_MATH: no tensor cores),
+/// and the reference product of the track. sgemm() uses the row-major trick:
 /// cuBLAS is column-major, and a row-major matrix read column-major is its transpose.
 /// So row-major C = A B is column-major C^T = B^T A^T: pass B first, then A.
 class Cublas {
   public:
-    Cublas() {
+    explicit Cublas(cublasMath_t mode = CUBLAS_PEDANTIC_MATH) {
         TUT_CUBLAS(cublasCreate(&handle_));
-        TUT_CUBLAS(cublasSetMathMode(handle_, CUBLAS_PEDANTIC_MATH));
+        TUT_CUBLAS(cublasSetMathMode(handle_, mode));
     }
     ~Cublas() { cublasDestroy(handle_); }
     Cublas(const Cublas&) = delete;
@@ -174,17 +215,25 @@ inline std::pair<int, int> kernel_resources(const Variant& v) {
     return {attr.numRegs, static_cast<int>(attr.sharedSizeBytes)};
 }
 
+/// What a lesson's main() may change in the driver; each field has a default.
+struct MainOptions {
+    int default_n = 4096;  ///< --n when none is given
+    /// When not empty, the only sizes the lesson computes (lesson 03 compiles N in); any
+    /// other --n is a usage error (exit 2) before the GPU is touched.
+    std::vector<int> supported_n;
+    /// When set, runs once the table is printed (lesson 08's accuracy study, lesson 02's
+    /// copy bandwidth); its return value becomes the exit code when every check passed.
+    std::function<int(const RunOptions& run, int n)> after;
+};
+
 /// The main() of every SGEMM lesson: parse options, run the cuBLAS baseline and each
-/// variant, check it, time it, print the table and append JSON records.
-/// `supported_n`, when not empty, lists the only sizes the lesson computes (lesson 03
-/// compiles N in); any other --n is a usage error (exit 2) before the GPU is touched.
-/// `after`, when given, runs once the table is printed and every check passed (lesson 08's
-/// accuracy study); its return value becomes the exit code.
+/// variant, check it, time it, print the table and append JSON records. A variant that
+/// needs a newer GPU is listed as skipped, with the reason.
 inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std::vector<Variant>& variants,
-                       int default_n = 4096, const std::vector<int>& supported_n = {},
-                       const std::function<int(const RunOptions&, int n)>& after = {}) {
+                       const MainOptions& options = {}) {
+    const std::vector<int>& supported_n = options.supported_n;
     Cli cli(info.lesson, std::string(info.title) + "\nComputes C = A*B for N x N row-major float matrices.");
-    int n = default_n;
+    int n = options.default_n;
     std::string sizes_text;
     for (int s : supported_n) sizes_text += " " + std::to_string(s);
     cli.add_int("n", &n, supported_n.empty() ? "matrix size N" : "matrix size N, one of" + sizes_text, 1, kMaxN);
@@ -226,6 +275,12 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
         double previous_ms = NAN;
         for (const Variant& v : variants) {
             if (!run.variant.empty() && v.name != run.variant) continue;
+            if (!runs_on(v, dev.cc_major * 10 + dev.cc_minor)) {
+                const std::string why = why_skipped(v, dev.cc_major * 10 + dev.cc_minor);
+                table.add_row({v.name, "-", "-", "-", "-", "-", "-", "-", "skipped"});
+                std::printf("%s [%s]: %s\n", info.lesson, v.name.c_str(), why.c_str());
+                continue;
+            }
             const std::string range_name = std::string(info.track) + "/" + info.lesson + "/" + v.name;
             std::string verdict = "skipped";
             if (run.check()) {
@@ -275,7 +330,7 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
                            "-"});
         table.print();
         if (!all_ok) return 1;
-        return after ? after(run, n) : 0;
+        return options.after ? options.after(run, n) : 0;
     });
 }
 
@@ -295,23 +350,23 @@ struct PipelineTimes {
     double total() const { return allocate + fill + to_gpu + kernel + to_host + read + release; }
 };
 
-/// Times consecutive pipeline stages with the host clock. end(stage) waits for all GPU
-/// work (cudaDeviceSynchronize) and charges the time since the previous end() to that
-/// stage, so asynchronous work counts in the stage that enqueued it. With a null target
-/// it still synchronizes: a pipeline behaves the same whether it is timed or not.
+/// Times consecutive pipeline stages with the host clock. lap() waits for all GPU work
+/// (cudaDeviceSynchronize) and returns the milliseconds since the previous lap() (or since
+/// the clock was made), so asynchronous work counts in the stage that enqueued it. A
+/// pipeline calls it whether or not it is timed, so it behaves the same either way.
 class StageClock {
   public:
-    explicit StageClock(PipelineTimes* times) : times_(times), last_(Clock::now()) {}
-    void end(double PipelineTimes::*stage) {
+    StageClock() : last_(Clock::now()) {}
+    double lap() {
         TUT_CUDA(cudaDeviceSynchronize());
         const Clock::time_point now = Clock::now();
-        if (times_) times_->*stage += std::chrono::duration<double, std::milli>(now - last_).count();
+        const double ms = std::chrono::duration<double, std::milli>(now - last_).count();
         last_ = now;
+        return ms;
     }
 
   private:
     using Clock = std::chrono::steady_clock;
-    PipelineTimes* times_;
     Clock::time_point last_;
 };
 
@@ -322,23 +377,29 @@ class StageClock {
 using HostLauncher = void (*)(int n, const float* A, const float* B, float* C, PipelineTimes* times);
 
 struct HostVariant {
-    std::string name;  ///< e.g. "explicit, pinned"; unique within the lesson
+    std::string name;  ///< e.g. "explicit pinned"; unique within the lesson
     HostLauncher run = nullptr;
 };
 
-/// What a host-pipeline lesson reports after its table (lesson 02: copy bandwidth).
-using AfterPipelines = std::function<void(const RunOptions& run, int n)>;
+/// A pipeline of lesson 02: `run` does the whole host-to-host job.
+inline HostVariant host_variant(const std::string& name, HostLauncher run) {
+    HostVariant v;
+    v.name = name;
+    v.run = run;
+    return v;
+}
 
 /// The main() of a host-pipeline lesson: like lesson_main(), but each variant is timed
 /// with the host clock around its whole pipeline (median of --repeats; the stage columns
 /// are those of the median run), and checked on the host against the same references.
 /// The cuBLAS kernel alone is the library figure: what the arithmetic costs at best.
+/// `options.after` (lesson 02: the copy bandwidth) runs after the table in every run.
 inline int host_lesson_main(int argc, char** argv, const LessonInfo& info, const std::vector<HostVariant>& variants,
-                            int default_n = 4096, const AfterPipelines& after = {}) {
+                            const MainOptions& options = {}) {
     Cli cli(info.lesson, std::string(info.title) +
                              "\nComputes C = A*B for N x N row-major float matrices held in host memory, "
                              "timing the whole job by the wall clock.");
-    int n = default_n;
+    int n = options.default_n;
     cli.add_int("n", &n, "matrix size N", 1, kMaxN);
     RunOptions run;
     run.warmup = 1;   // a pipeline takes tenths of a second: one untimed run loads the module and warms the driver
@@ -445,8 +506,8 @@ inline int host_lesson_main(int argc, char** argv, const LessonInfo& info, const
         table.print();
         std::printf("Stages in ms, each ended by cudaDeviceSynchronize; 'vs first' = first pipeline's wall time / "
                     "this one's.\n");
-        if (after) after(run, n);
-        return all_ok ? 0 : 1;
+        const int after_code = options.after ? options.after(run, n) : 0;
+        return all_ok ? after_code : 1;
     });
 }
 

@@ -1,28 +1,63 @@
-// SGEMM lesson 2: unified memory against explicit copies, timed by the wall clock of the whole job.
+// SGEMM lesson 02: unified memory against explicit copies, timed by the wall clock of the whole job.
+// Starts from: lesson 01's kernel, unchanged. Adds: the memory around it. Each pipeline does
+// the whole job a program would do: allocate its buffers, write the inputs into them on the
+// host, get them to the GPU, compute, get C back, read it on the host, free everything.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/sgemm/02_unified_memory/unified_memory.cu -lcublas -o unified_memory
 // Run:  ./unified_memory --n 4096   (--help for options; --profile for one clean run of each pipeline)
 //
+// Pipelines (variants), which differ only in the memory they use:
+//   "explicit pageable"   new[] on the host, cudaMalloc on the GPU, cudaMemcpy between
+//   "explicit pinned"     the same with cudaMallocHost (page-locked) host buffers
+//   "managed"             cudaMallocManaged: one pointer for both, pages migrate on demand
+//   "managed prefetch"    the same, with prefetch_to_gpu() / prefetch_to_host() moving pages in bulk
+// After the table: cudaMemcpy bandwidth of one matrix from pageable and from pinned memory.
+//
 // C = A * B, N x N, row-major: element (i, j) lives at M[i * N + j].
-// The kernel is lesson 1's, unchanged. What changes is how A, B and C travel between host
-// and GPU. Each pipeline does the whole job a program would do: allocate its buffers, write
-// the inputs into them on the host, get them to the GPU, compute, get C back, read it on
-// the host, free everything. The four pipelines differ only in the memory they use:
-//   explicit pageable    new[] on the host, cudaMalloc on the GPU, cudaMemcpy between
-//   explicit pinned      the same with cudaMallocHost (page-locked) host buffers
-//   managed              cudaMallocManaged: one pointer for both, pages migrate on demand
-//   managed prefetch     the same, with cudaMemPrefetchAsync moving pages in bulk first
 #include "tut/sgemm.hpp"
 
 #include <algorithm>
 #include <memory>
 
+namespace lesson {
+
+// Migrates the pages of managed memory [p, p + bytes) to this GPU, in bulk, on the default
+// stream: large DMA transfers instead of one GPU page fault (and a small migration) per page
+// the kernel touches first. Pages never touched are created directly on the GPU.
+void prefetch_to_gpu(const void* p, size_t bytes) {
+    // TODO(exercise) part 1 of 2: move the pages of [p, p + bytes) to the GPU this program
+    //   runs on, in bulk, before the kernel touches them.
+    //   - Without this, a page moves only when a warp first touches it: the warp stalls on
+    //     a GPU page fault while the driver migrates a few pages. The runtime can instead
+    //     move a whole range ahead of time with large DMA transfers; the README names the
+    //     call, and its declaration in cuda_runtime_api.h documents every argument.
+    //   - In CUDA 13 the destination is a cudaMemLocation, not a device number: which
+    //     location type means a GPU, and which GPU is the current one?
+    //   - The kernel is launched on the default stream right after this returns: the move
+    //     must be ordered before it, without blocking the host.
+    //   - Check every CUDA call with TUT_CUDA, as the rest of this file does.
+    //   Until this is done the "managed prefetch" pipeline behaves like "managed".
+    (void)p;  // unused until the TODO is done
+    (void)bytes;
+}
+
+// Migrates them back to host memory in bulk, so the host's reads do not fault page by page.
+void prefetch_to_host(const void* p, size_t bytes) {
+    // TODO(exercise) part 2 of 2: the same bulk move in the other direction, after the
+    //   kernel, so that the host's reads of C do not fault page by page. Which location type
+    //   is host memory, and does it need an id?
+    (void)p;  // unused until the TODO is done
+    (void)bytes;
+}
+
+}  // namespace lesson
+
 namespace {
 
-constexpr int kBlock = 16;  // 16 x 16 = 256 threads per block, as in the course slides
+constexpr int kBlockSide = 16;  // blocks of 16 x 16 = 256 threads, as in the course slides
 
-// Lesson 1's kernel, unchanged: thread (x, y) computes C[i][j] with j = x, i = y.
+// Lesson 01's kernel, unchanged: thread (x, y) computes C[i][j] with j = x, i = y.
 __global__ void sgemm_naive(int n, const float* __restrict__ A, const float* __restrict__ B,
                             float* __restrict__ C) {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
@@ -34,8 +69,8 @@ __global__ void sgemm_naive(int n, const float* __restrict__ A, const float* __r
 }
 
 void launch_naive(int n, const float* A, const float* B, float* C) {
-    const dim3 block(kBlock, kBlock);
-    const dim3 grid((n + kBlock - 1) / kBlock, (n + kBlock - 1) / kBlock);
+    const dim3 block(kBlockSide, kBlockSide);
+    const dim3 grid((n + kBlockSide - 1) / kBlockSide, (n + kBlockSide - 1) / kBlockSide);
     sgemm_naive<<<grid, block>>>(n, A, B, C);
     TUT_LAUNCH("sgemm_naive");
 }
@@ -99,31 +134,33 @@ using tut::sgemm::StageClock;
 template <Memory kHost>
 void run_explicit(int n, const float* hA, const float* hB, float* hC, PipelineTimes* times) {
     require_pipeline(n);
-    const size_t count = size_t(n) * n, bytes = count * sizeof(float);
-    StageClock clock(times);
+    const size_t count = size_t(n) * n;
+    const size_t bytes = count * sizeof(float);
+    PipelineTimes stage;
+    StageClock clock;
 
     HostMatrix A(kHost, count), B(kHost, count), C(kHost, count);
     tut::DeviceBuffer<float> dA(count), dB(count), dC(count);
-    clock.end(&PipelineTimes::allocate);
+    stage.allocate = clock.lap();
 
     std::copy(hA, hA + count, A.get());  // stands for the program producing its inputs
     std::copy(hB, hB + count, B.get());
-    clock.end(&PipelineTimes::fill);
+    stage.fill = clock.lap();
 
     // From pageable memory the driver copies through a pinned staging buffer of its own, chunk
     // by chunk; from pinned memory the copy engine reads the buffer directly at PCIe speed.
     TUT_CUDA(cudaMemcpy(dA.get(), A.get(), bytes, cudaMemcpyHostToDevice));
     TUT_CUDA(cudaMemcpy(dB.get(), B.get(), bytes, cudaMemcpyHostToDevice));
-    clock.end(&PipelineTimes::to_gpu);
+    stage.to_gpu = clock.lap();
 
     launch_naive(n, dA.get(), dB.get(), dC.get());
-    clock.end(&PipelineTimes::kernel);
+    stage.kernel = clock.lap();
 
     TUT_CUDA(cudaMemcpy(C.get(), dC.get(), bytes, cudaMemcpyDeviceToHost));
-    clock.end(&PipelineTimes::to_host);
+    stage.to_host = clock.lap();
 
     std::copy(C.get(), C.get() + count, hC);  // stands for the program using its result
-    clock.end(&PipelineTimes::read);
+    stage.read = clock.lap();
 
     A.release();
     B.release();
@@ -131,47 +168,16 @@ void run_explicit(int n, const float* hA, const float* hB, float* hC, PipelineTi
     dA = tut::DeviceBuffer<float>();  // the moved-from temporary frees the old buffer
     dB = tut::DeviceBuffer<float>();
     dC = tut::DeviceBuffer<float>();
-    clock.end(&PipelineTimes::release);
+    stage.release = clock.lap();
+    if (times) *times = stage;
 }
 
 // Managed memory needs a GPU and OS that let host and GPU touch it concurrently (Linux on
 // Pascal or newer) to prefetch it; elsewhere cudaMemPrefetchAsync to the GPU fails.
 void require_prefetch() {
-    int device = 0, concurrent = 0;
-    TUT_CUDA(cudaGetDevice(&device));
-    TUT_CUDA(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, device));
-    if (!concurrent)
+    if (!tut::device_has(cudaDevAttrConcurrentManagedAccess))
         throw tut::Unsupported("this GPU/OS cannot prefetch managed memory (cudaDevAttrConcurrentManagedAccess = 0)");
 }
-
-}  // namespace
-
-namespace lesson {
-
-// Migrates the pages of managed memory [p, p + bytes) to this GPU, in bulk, on the default
-// stream: large DMA transfers instead of one GPU page fault (and a small migration) per page
-// the kernel touches first. Pages never touched are created directly on the GPU.
-void prefetch_to_gpu(const void* p, size_t bytes) {
-    // TODO(exercise): prefetch [p, p + bytes) to the current GPU with cudaMemPrefetchAsync.
-    //   In CUDA 13 it takes (ptr, bytes, cudaMemLocation location, unsigned flags, stream):
-    //   - the location: a cudaMemLocation with type cudaMemLocationTypeDevice and id = the
-    //     current device (cudaGetDevice);
-    //   - flags 0, stream nullptr (the default stream, so the kernel launched after waits for it).
-    //   Check the call with TUT_CUDA. The declaration is in cuda_runtime_api.h.
-    //   Until this is done the "managed prefetch" pipeline behaves like "managed".
-    (void)p, (void)bytes;
-}
-
-// Migrates them back to host memory in bulk, so the host's reads do not fault page by page.
-void prefetch_to_host(const void* p, size_t bytes) {
-    // TODO(exercise): the same towards the host: a cudaMemLocation of type cudaMemLocationTypeHost
-    //   (its id is ignored).
-    (void)p, (void)bytes;
-}
-
-}  // namespace lesson
-
-namespace {
 
 // Managed memory: one pointer for host and GPU, no cudaMemcpy anywhere.
 // Without prefetch the host's writes place A and B in host memory; the kernel's first touch
@@ -181,36 +187,39 @@ template <bool kPrefetch>
 void run_managed(int n, const float* hA, const float* hB, float* hC, PipelineTimes* times) {
     require_pipeline(n);
     if (kPrefetch) require_prefetch();
-    const size_t count = size_t(n) * n, bytes = count * sizeof(float);
-    StageClock clock(times);
+    const size_t count = size_t(n) * n;
+    const size_t bytes = count * sizeof(float);
+    PipelineTimes stage;
+    StageClock clock;
 
     HostMatrix A(Memory::managed, count), B(Memory::managed, count), C(Memory::managed, count);
-    clock.end(&PipelineTimes::allocate);
+    stage.allocate = clock.lap();
 
     std::copy(hA, hA + count, A.get());
     std::copy(hB, hB + count, B.get());
-    clock.end(&PipelineTimes::fill);
+    stage.fill = clock.lap();
 
     if (kPrefetch) {
         lesson::prefetch_to_gpu(A.get(), bytes);
         lesson::prefetch_to_gpu(B.get(), bytes);
         lesson::prefetch_to_gpu(C.get(), bytes);  // C: created on the GPU before the kernel writes it
     }
-    clock.end(&PipelineTimes::to_gpu);
+    stage.to_gpu = clock.lap();
 
     launch_naive(n, A.get(), B.get(), C.get());
-    clock.end(&PipelineTimes::kernel);
+    stage.kernel = clock.lap();
 
     if (kPrefetch) lesson::prefetch_to_host(C.get(), bytes);
-    clock.end(&PipelineTimes::to_host);
+    stage.to_host = clock.lap();
 
     std::copy(C.get(), C.get() + count, hC);
-    clock.end(&PipelineTimes::read);
+    stage.read = clock.lap();
 
     A.release();
     B.release();
     C.release();
-    clock.end(&PipelineTimes::release);
+    stage.release = clock.lap();
+    if (times) *times = stage;
 }
 
 }  // namespace
@@ -219,8 +228,9 @@ namespace lesson {
 
 // Host <-> device copy bandwidth of one matrix, pageable against pinned host memory.
 // GiB/s = 2^30 bytes/s (the course slides' unit); GB/s = 10^9 bytes/s (PCIe's and the tour's).
-void report_copy_bandwidth(const tut::RunOptions& run, int n) {
-    const size_t count = size_t(n) * n, bytes = count * sizeof(float);
+int report_copy_bandwidth(const tut::RunOptions& run, int n) {
+    const size_t count = size_t(n) * n;
+    const size_t bytes = count * sizeof(float);
     tut::DeviceBuffer<float> device(count);
     HostMatrix pageable(Memory::pageable, count), pinned(Memory::pinned, count);
     std::fill(pageable.get(), pageable.get() + count, 1.0f);  // touch every page first: no first-touch faults timed
@@ -249,7 +259,8 @@ void report_copy_bandwidth(const tut::RunOptions& run, int n) {
         }
         for (const bool is_pinned : {false, true}) {
             const double t = ms[is_pinned];
-            const double gbs = bytes / (t * 1e-3) / 1e9, gibs = bytes / (t * 1e-3) / 1073741824.0;
+            const double gbs = bytes / (t * 1e-3) / 1e9;
+            const double gibs = bytes / (t * 1e-3) / 1073741824.0;
             table.add_row({direction, is_pinned ? "pinned" : "pageable", tut::fmt("%.3f", t), tut::fmt("%.2f", gibs),
                            tut::fmt("%.2f", gbs), tut::percent(ms[1] / t)});
             tut::Record r;
@@ -264,25 +275,27 @@ void report_copy_bandwidth(const tut::RunOptions& run, int n) {
             r.library_value = bytes / (ms[1] * 1e-3) / 1e9;
             r.peak = "none (the CUDA runtime does not report the PCIe link)";
             r.extra.add("bytes", static_cast<long long>(bytes)).add("gib_per_s", gibs);
-            if (!tut::append_json_line(run.json, r.json()))
-                std::fprintf(stderr, "02_unified_memory: warning: could not append to %s\n", run.json.c_str());
+            tut::append_record("02_unified_memory", run.json, r);
         }
     }
     table.print();
+    return 0;
 }
 
 std::vector<tut::sgemm::HostVariant> sgemm_host_variants() {
-    return {{"explicit pageable", run_explicit<Memory::pageable>},
-            {"explicit pinned", run_explicit<Memory::pinned>},
-            {"managed", run_managed<false>},
-            {"managed prefetch", run_managed<true>}};
+    using tut::sgemm::host_variant;
+    return {host_variant("explicit pageable", run_explicit<Memory::pageable>),
+            host_variant("explicit pinned", run_explicit<Memory::pinned>),
+            host_variant("managed", run_managed<false>),
+            host_variant("managed prefetch", run_managed<true>)};
 }
 }  // namespace lesson
 
 #ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"sgemm", "02_unified_memory", "unified memory vs explicit copies, whole-job wall time"};
-    return tut::sgemm::host_lesson_main(argc, argv, info, lesson::sgemm_host_variants(), 4096,
-                                        lesson::report_copy_bandwidth);
+    tut::sgemm::MainOptions options;
+    options.after = lesson::report_copy_bandwidth;  // after the pipelines: the copy bandwidth, pageable and pinned
+    return tut::sgemm::host_lesson_main(argc, argv, info, lesson::sgemm_host_variants(), options);
 }
 #endif

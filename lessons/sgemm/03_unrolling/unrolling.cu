@@ -1,24 +1,56 @@
-// SGEMM lesson 3: unrolling. N becomes a compile-time constant and the k loop is unrolled.
+// SGEMM lesson 03: compile-time N and an unrolled k loop.
+// Starts from: lesson 01's kernel. Adds: the same kernel with N a template parameter, so the
+// trip count and every address stride are constants, and the k loop unrolled by kUnroll.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/sgemm/03_unrolling/unrolling.cu -lcublas -o unrolling
 // Run:  ./unrolling --n 4096       (--help for options; --profile for one clean launch under ncu)
 //
-// C = A * B, N x N, row-major: element (i, j) lives at M[i * N + j].
+// Kernels and variants:
+//   sgemm_unrolled<kN, kUnroll>   "unroll=1", "unroll=4", "unroll=16"   N compiled in, k loop unrolled
+//   sgemm_naive                   "runtime n"                           lesson 01's kernel, for comparison
 // Only N = 256, 512, 1024, 2048, 4096, 8192 are compiled in; any other N is refused.
+//
+// C = A * B, N x N, row-major: element (i, j) lives at M[i * N + j].
 #include "tut/sgemm.hpp"
 
 #include <string>
 
 namespace {
 
-constexpr int kBlock = 16;  // 16 x 16 = 256 threads per block, as in the course slides
+constexpr int kBlockSide = 16;  // blocks of 16 x 16 = 256 threads, as in the course slides
 
 // The sizes compiled in: one kernel per size (and unroll factor). All are multiples of
-// kBlock, so no thread falls outside the matrix and the kernel needs no bounds check.
+// kBlockSide, so no thread falls outside the matrix and the kernel needs no bounds check.
 constexpr int kSupportedN[] = {256, 512, 1024, 2048, 4096, 8192};
 
-// Lesson 1's kernel, N known only at run time (nvcc unrolls its k loop by 4 on its own).
+// Lesson 01's computation with N a template parameter. What the compiler gains:
+// - the trip count is known, so `#pragma unroll kUnroll` copies the body kUnroll times with
+//   no remainder loop;
+// - the addresses of the unrolled loads are constant offsets from one base: A[i*N + k + u]
+//   is base + 4u bytes and B[(k + u)*N + j] is base + 4uN bytes, folded into the load
+//   instructions' immediate offsets. Per FMA there is less integer arithmetic, fewer
+//   loop-counter updates and branches, and more independent loads in flight per thread.
+// - no bounds check: every supported N is a multiple of the block side.
+template <int kN, int kUnroll>
+__global__ void sgemm_unrolled(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {
+    static_assert(kN % kBlockSide == 0, "the grid must tile N exactly: the kernel has no bounds check");
+    // TODO(exercise): the body: lesson 01's product (sgemm_naive, below), written so that
+    //   the compiler sees the size as a constant and unrolls the k loop.
+    //   - The size is the template parameter kN: where lesson 01 used the runtime n, the trip
+    //     count and the distance between the loads of consecutive k become constants.
+    //   - Unroll the k loop kUnroll times. A pragma can ask for it, but only with a count the
+    //     compiler knows when it compiles the kernel (CUDA C++ Programming Guide, "#pragma
+    //     unroll"); is a template parameter such a count?
+    //   - The same mapping of threads to elements as lesson 01. There is no bounds test: the
+    //     static_assert above says why none is needed.
+    //   Then compare the registers column of the table for unroll=1, 4 and 16.
+    (void)A;  // unused until the TODO is done
+    (void)B;
+    (void)C;
+}
+
+// Lesson 01's kernel, N known only at run time (nvcc unrolls its k loop by 4 on its own).
 __global__ void sgemm_naive(int n, const float* __restrict__ A, const float* __restrict__ B,
                             float* __restrict__ C) {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
@@ -29,56 +61,25 @@ __global__ void sgemm_naive(int n, const float* __restrict__ A, const float* __r
     C[i * n + j] = sum;
 }
 
-// The same computation with N a template parameter. What the compiler gains:
-// - the trip count is known, so `#pragma unroll UNROLL` copies the body UNROLL times with
-//   no remainder loop;
-// - the addresses of the unrolled loads are constant offsets from one base: A[i*N + k + u]
-//   is base + 4u bytes and B[(k + u)*N + j] is base + 4uN bytes, folded into the load
-//   instructions' immediate offsets. Per FMA there is less integer arithmetic, fewer
-//   loop-counter updates and branches, and more independent loads in flight per thread.
-// - no bounds check: every supported N is a multiple of the block size.
-template <int N, int UNROLL>
-__global__ void sgemm_unrolled(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {
-    static_assert(N % kBlock == 0, "the grid must tile N exactly: the kernel has no bounds check");
-    // TODO(exercise): the body of sgemm_naive above, with the runtime n replaced by the
-    //   template parameter N:
-    //   1. i and j as in sgemm_naive (j from x, i from y). No bounds check: see the comment above.
-    //   2. Put `#pragma unroll UNROLL` on the line just before the k loop (the template
-    //      parameter is a constant expression, which is what the pragma needs).
-    //   3. Accumulate in a float register and store C[i * N + j] once.
-    //   Then look at the registers column of the table, and at the README's ncu section.
-    (void)A, (void)B, (void)C;
-}
-
-void run_naive(int n, const float* A, const float* B, float* C) {
-    tut::sgemm::require_size(n);
-    const dim3 block(kBlock, kBlock);
-    const dim3 grid((n + kBlock - 1) / kBlock, (n + kBlock - 1) / kBlock);
-    sgemm_naive<<<grid, block>>>(n, A, B, C);
-    TUT_LAUNCH("sgemm_naive");
-}
-
-std::vector<int> supported_sizes() { return {std::begin(kSupportedN), std::end(kSupportedN)}; }
-
-template <int N, int UNROLL>
+template <int kN, int kUnroll>
 void launch_unrolled(const float* A, const float* B, float* C) {
-    const dim3 block(kBlock, kBlock);
-    const dim3 grid(N / kBlock, N / kBlock);
-    sgemm_unrolled<N, UNROLL><<<grid, block>>>(A, B, C);
+    const dim3 block(kBlockSide, kBlockSide);
+    const dim3 grid(kN / kBlockSide, kN / kBlockSide);
+    sgemm_unrolled<kN, kUnroll><<<grid, block>>>(A, B, C);
     TUT_LAUNCH("sgemm_unrolled");
 }
 
 // Runtime n -> the kernel compiled for it. This dispatch is the price of compile-time N:
 // each size is a separate kernel in the binary, and sizes not listed cannot be computed.
-template <int UNROLL>
+template <int kUnroll>
 void run_unrolled(int n, const float* A, const float* B, float* C) {
     switch (n) {
-        case 256: return launch_unrolled<256, UNROLL>(A, B, C);
-        case 512: return launch_unrolled<512, UNROLL>(A, B, C);
-        case 1024: return launch_unrolled<1024, UNROLL>(A, B, C);
-        case 2048: return launch_unrolled<2048, UNROLL>(A, B, C);
-        case 4096: return launch_unrolled<4096, UNROLL>(A, B, C);
-        case 8192: return launch_unrolled<8192, UNROLL>(A, B, C);
+        case 256: return launch_unrolled<256, kUnroll>(A, B, C);
+        case 512: return launch_unrolled<512, kUnroll>(A, B, C);
+        case 1024: return launch_unrolled<1024, kUnroll>(A, B, C);
+        case 2048: return launch_unrolled<2048, kUnroll>(A, B, C);
+        case 4096: return launch_unrolled<4096, kUnroll>(A, B, C);
+        case 8192: return launch_unrolled<8192, kUnroll>(A, B, C);
         default: {
             std::string list;
             for (int s : kSupportedN) list += (list.empty() ? "" : ", ") + std::to_string(s);
@@ -88,28 +89,34 @@ void run_unrolled(int n, const float* A, const float* B, float* C) {
     }
 }
 
-// The kernel whose registers the table shows: the N = 4096 instance (others differ little).
-template <int UNROLL>
-const void* unrolled_kernel() {
-    return reinterpret_cast<const void*>(sgemm_unrolled<4096, UNROLL>);
+void run_naive(int n, const float* A, const float* B, float* C) {
+    tut::sgemm::require_size(n);
+    const dim3 block(kBlockSide, kBlockSide);
+    const dim3 grid((n + kBlockSide - 1) / kBlockSide, (n + kBlockSide - 1) / kBlockSide);
+    sgemm_naive<<<grid, block>>>(n, A, B, C);
+    TUT_LAUNCH("sgemm_naive");
 }
 
 }  // namespace
 
 namespace lesson {
 std::vector<tut::sgemm::Variant> sgemm_variants() {
-    return {{"runtime n (lesson 1)", run_naive, reinterpret_cast<const void*>(sgemm_naive)},
-            {"compile-time N, unroll 1", run_unrolled<1>, unrolled_kernel<1>()},
-            {"compile-time N, unroll 4", run_unrolled<4>, unrolled_kernel<4>()},
-            {"compile-time N, unroll 16", run_unrolled<16>, unrolled_kernel<16>()}};
+    using tut::sgemm::kernel_variant;
+    // The registers column shows the N = 4096 instance of each unrolled kernel (the others differ little).
+    return {kernel_variant("runtime n", run_naive, sgemm_naive),
+            kernel_variant("unroll=1", run_unrolled<1>, sgemm_unrolled<4096, 1>),
+            kernel_variant("unroll=4", run_unrolled<4>, sgemm_unrolled<4096, 4>),
+            kernel_variant("unroll=16", run_unrolled<16>, sgemm_unrolled<4096, 16>)};
 }
 /// The only N the compile-time variants accept (the checks read it too).
-std::vector<int> sgemm_supported_sizes() { return supported_sizes(); }
+std::vector<int> sgemm_supported_sizes() { return {std::begin(kSupportedN), std::end(kSupportedN)}; }
 }  // namespace lesson
 
 #ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"sgemm", "03_unrolling", "compile-time N and an unrolled k loop"};
-    return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants(), 4096, lesson::sgemm_supported_sizes());
+    tut::sgemm::MainOptions options;
+    options.supported_n = lesson::sgemm_supported_sizes();  // --n must be one of the sizes compiled in
+    return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants(), options);
 }
 #endif

@@ -1,52 +1,68 @@
-// SGEMM lesson 5: shared-memory tiling, square tiles of 8, 16 and 32.
+// SGEMM lesson 05: shared-memory tiling, square tiles of 8, 16 and 32.
+// Starts from: lesson 01's kernel (one thread per element of C), not lesson 04's. Adds: the
+// block stages a tile of A and a tile of B in shared memory, and every element it brings in
+// from global memory serves kTile threads.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/sgemm/05_shared_tiling/shared_tiling.cu -lcublas -o shared_tiling
 // Run:  ./shared_tiling --n 4096        (--help for options; --profile for one clean launch under ncu)
+//
+// Kernel and variants:
+//   sgemm_tiled<kTile>   "tile=8", "tile=16", "tile=32"   kTile x kTile threads, kTile x kTile tiles
 //
 // C = A * B, N x N, row-major: element (i, j) lives at M[i * N + j].
 #include "tut/sgemm.hpp"
 
 namespace {
 
-// A TILE x TILE block of threads computes a TILE x TILE block of C, one element per
+// A kTile x kTile block of threads computes a kTile x kTile block of C, one element per
 // thread as in the naive kernel. The k loop now walks the matrices one tile at a time:
-// the block copies a TILE x TILE tile of A and one of B into shared memory (each thread
-// one element of each, coalesced), waits, and then every thread reads TILE values of A
-// and TILE values of B from shared memory. Each element brought from global memory is
-// thus used TILE times, so global traffic drops by a factor of TILE.
+// the block copies a kTile x kTile tile of A and one of B into shared memory (each thread
+// one element of each, coalesced), waits, and then every thread reads kTile values of A
+// and kTile values of B from shared memory. Each element brought from global memory is
+// thus used kTile times, so global traffic drops by a factor of kTile.
 //
-// N need not be a multiple of TILE: elements outside the matrix are loaded as zeros (they
+// N need not be a multiple of kTile: elements outside the matrix are loaded as zeros (they
 // add nothing to the dot product) and threads outside the matrix skip the store. No thread
 // may return early, because every thread must reach both __syncthreads().
-template <int TILE>
-__global__ void __launch_bounds__(TILE * TILE) sgemm_tiled(int n, const float* __restrict__ A,
-                                                           const float* __restrict__ B, float* __restrict__ C) {
-    __shared__ float As[TILE][TILE];  // A[i0 .. i0+TILE)[t .. t+TILE)
-    __shared__ float Bs[TILE][TILE];  // B[t .. t+TILE)[j0 .. j0+TILE)
+template <int kTile>
+__global__ void __launch_bounds__(kTile * kTile) sgemm_tiled(int n, const float* __restrict__ A,
+                                                             const float* __restrict__ B, float* __restrict__ C) {
+    __shared__ float As[kTile][kTile];  // A[i0 .. i0+kTile)[t .. t+kTile)
+    __shared__ float Bs[kTile][kTile];  // B[t .. t+kTile)[j0 .. j0+kTile)
     const int tx = threadIdx.x, ty = threadIdx.y;
-    const int j = blockIdx.x * TILE + tx;  // j follows threadIdx.x: coalesced, as in lesson 1
-    const int i = blockIdx.y * TILE + ty;
+    const int j = blockIdx.x * kTile + tx;  // j follows threadIdx.x: coalesced, as in lesson 01
+    const int i = blockIdx.y * kTile + ty;
     float sum = 0.0f;
-    for (int t = 0; t < n; t += TILE) {
-        // TODO(exercise): one step of the tiled loop, for the tiles that start at column t of A
-        // and row t of B.
-        //   1. Load: this thread copies A[i][t + tx] into As[ty][tx] and B[t + ty][j] into
-        //      Bs[ty][tx], or 0.0f where that element is outside the n x n matrix.
-        //   2. __syncthreads(): no thread may read a tile before all of it is written.
-        //   3. Partial dot product: sum += As[ty][k] * Bs[k][tx] for k in 0..TILE-1.
-        //   4. __syncthreads(): no thread may overwrite the tiles while others still read them.
-        (void)As, (void)Bs, (void)A, (void)B;
+    for (int t = 0; t < n; t += kTile) {
+        // TODO(exercise): one step of the tiled product, for the tile of A that starts at
+        //   column t and the tile of B that starts at row t: add this thread's products over
+        //   k = t .. t + kTile - 1 to `sum`.
+        //   - Loading: the block's kTile x kTile threads copy the two tiles together, one
+        //     element of each per thread. Choose which element so that a warp (consecutive
+        //     tx) reads consecutive addresses of A and of B, as lesson 01's warps did.
+        //   - Edges: when n is not a multiple of kTile the last tiles stick out of the
+        //     matrix. What value, stored there, leaves every dot product unchanged?
+        //   - Order: shared memory is written by some threads and read by others. No thread
+        //     may read a tile before all of it is written, and none may start overwriting it
+        //     (next step) while others still read it. That is two waits per step, for the
+        //     whole block; this is also why no thread may return early from this kernel.
+        //   - Then every thread reads its row of the A tile and its column of the B tile from
+        //     shared memory: kTile products, no global memory access.
+        (void)As;  // unused until the TODO is done
+        (void)Bs;
+        (void)A;
+        (void)B;
     }
     if (i < n && j < n) C[i * n + j] = sum;
 }
 
-template <int TILE>
+template <int kTile>
 void run_tiled(int n, const float* A, const float* B, float* C) {
     tut::sgemm::require_size(n);
-    const dim3 block(TILE, TILE);
-    const dim3 grid((n + TILE - 1) / TILE, (n + TILE - 1) / TILE);
-    sgemm_tiled<TILE><<<grid, block>>>(n, A, B, C);
+    const dim3 block(kTile, kTile);
+    const dim3 grid((n + kTile - 1) / kTile, (n + kTile - 1) / kTile);
+    sgemm_tiled<kTile><<<grid, block>>>(n, A, B, C);
     TUT_LAUNCH("sgemm_tiled");
 }
 
@@ -54,9 +70,10 @@ void run_tiled(int n, const float* A, const float* B, float* C) {
 
 namespace lesson {
 std::vector<tut::sgemm::Variant> sgemm_variants() {
-    return {{"tile=8", run_tiled<8>, reinterpret_cast<const void*>(sgemm_tiled<8>)},
-            {"tile=16", run_tiled<16>, reinterpret_cast<const void*>(sgemm_tiled<16>)},
-            {"tile=32", run_tiled<32>, reinterpret_cast<const void*>(sgemm_tiled<32>)}};
+    using tut::sgemm::kernel_variant;
+    return {kernel_variant("tile=8", run_tiled<8>, sgemm_tiled<8>),
+            kernel_variant("tile=16", run_tiled<16>, sgemm_tiled<16>),
+            kernel_variant("tile=32", run_tiled<32>, sgemm_tiled<32>)};
 }
 }  // namespace lesson
 

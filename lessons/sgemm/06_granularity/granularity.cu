@@ -1,16 +1,23 @@
-// SGEMM lesson 6: granularity, one A tile reused for G = 1, 2, 4 B tiles.
+// SGEMM lesson 06: granularity, one A tile reused for G = 1, 2, 4 B tiles.
+// Starts from: lesson 05's tile=16 kernel. Adds: G outputs per thread, G columns of tiles of
+// B per block, so that each value a thread reads from the A tile in shared memory serves G
+// FMAs (G = 1 is lesson 05's kernel).
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/sgemm/06_granularity/granularity.cu -lcublas -o granularity
 // Run:  ./granularity --n 4096        (--help for options; --profile for one clean launch under ncu)
+//
+// Kernel and variants:
+//   sgemm_granular<kG>   "g=1", "g=2", "g=4"   16 x 16 threads compute a 16 x 16G block of C
 //
 // C = A * B, N x N, row-major: element (i, j) lives at M[i * N + j].
 #include "tut/sgemm.hpp"
 
 namespace {
 
-constexpr int kTile = 16;  // lesson 5's best square tile
+constexpr int kTile = 16;  // lesson 05's tile of 16: a 16 x 16 block of threads, 16 x 16 tiles
 
+// kG is the course slides' G (the granularity): how many tiles of B share one tile of A.
 // A 16 x 16 block of threads computes a 16 x 16G block of C: thread (tx, ty) computes
 // the G elements C[i][j0 + g * 16], g = 0..G-1. Per tile step the block loads one tile
 // of A and G tiles of B side by side into shared memory; each thread then reads A[i][k]
@@ -22,41 +29,50 @@ constexpr int kTile = 16;  // lesson 5's best square tile
 // (16 consecutive tx) then still reads and writes 16 consecutive floats of a row of B or C
 // (coalesced) and 16 consecutive words of a row of Bs (no bank conflict).
 //
-// Partial tiles are zero-padded, as in lesson 5.
-template <int G>
+// Partial tiles are zero-padded, as in lesson 05.
+template <int kG>
 __global__ void __launch_bounds__(kTile * kTile) sgemm_granular(int n, const float* __restrict__ A,
                                                                 const float* __restrict__ B, float* __restrict__ C) {
-    __shared__ float As[kTile][kTile];     // A[i0 .. i0+16)[t .. t+16)
-    __shared__ float Bs[G][kTile][kTile];  // G tiles of B[t .. t+16), tile g at columns j0 + 16g ..
+    __shared__ float As[kTile][kTile];      // A[i0 .. i0+16)[t .. t+16)
+    __shared__ float Bs[kG][kTile][kTile];  // G tiles of B[t .. t+16), tile g at columns j0 + 16g ..
     const int tx = threadIdx.x, ty = threadIdx.y;
-    const int j0 = blockIdx.x * kTile * G + tx;  // this thread's first column; the others follow every 16
+    const int j0 = blockIdx.x * kTile * kG + tx;  // this thread's first column; the others follow every 16
     const int i = blockIdx.y * kTile + ty;
-    float sum[G] = {};
+    float sum[kG] = {};
     for (int t = 0; t < n; t += kTile) {
         As[ty][tx] = (i < n && t + tx < n) ? A[i * n + t + tx] : 0.0f;
-        // TODO(exercise) part 1 of 2: load the G tiles of B. For g = 0..G-1, this thread
-        //   copies B[t + ty][j] into Bs[g][ty][tx], with j = j0 + g * kTile, or 0.0f where
-        //   that element is outside the matrix.
-        (void)Bs, (void)B, (void)j0;
+        // TODO(exercise) part 1 of 2: fill the G tiles of B for this step. Tile g holds rows
+        //   t .. t+15 of B in the 16 columns where the block's threads compute their output g
+        //   (thread tx's output g is in column j0 + 16g).
+        //   - Each thread copies one element of each tile. Which one, so that a half-warp's
+        //     16 consecutive tx read 16 consecutive floats of a row of B (coalesced) and write
+        //     16 consecutive words of a row of Bs (one word per bank)?
+        //   - Outside the matrix, store what adds nothing to a dot product, as lesson 05 did.
+        //   - G is a template parameter: a loop over g can be unrolled completely.
+        (void)Bs;  // unused until the TODO is done
+        (void)B;
+        (void)j0;
         __syncthreads();  // all G + 1 tiles complete before anyone reads them
-        // TODO(exercise) part 2 of 2: the reuse loop. For k = 0..kTile-1, read a = As[ty][k]
-        //   once, then for g = 0..G-1 add a * Bs[g][k][tx] to sum[g]. (Use '#pragma unroll'
-        //   on the g loop: sum[] stays in registers only if every index is a constant.)
+        // TODO(exercise) part 2 of 2: the reuse. Add to sum[g] this thread's products over
+        //   the 16 values of k, for every g, reading each value of the A tile from shared
+        //   memory only once: shared memory serves one wavefront per clock against four FFMA
+        //   warp instructions, so every read you save is time (the README counts them).
+        //   sum[] stays in registers only if all its indices are known at compile time.
         __syncthreads();  // everyone done with these tiles before the next iteration overwrites them
     }
 #pragma unroll
-    for (int g = 0; g < G; ++g) {
+    for (int g = 0; g < kG; ++g) {
         const int j = j0 + g * kTile;
         if (i < n && j < n) C[i * n + j] = sum[g];
     }
 }
 
-template <int G>
+template <int kG>
 void run_granular(int n, const float* A, const float* B, float* C) {
     tut::sgemm::require_size(n);
     const dim3 block(kTile, kTile);
-    const dim3 grid((n + kTile * G - 1) / (kTile * G), (n + kTile - 1) / kTile);
-    sgemm_granular<G><<<grid, block>>>(n, A, B, C);
+    const dim3 grid((n + kTile * kG - 1) / (kTile * kG), (n + kTile - 1) / kTile);
+    sgemm_granular<kG><<<grid, block>>>(n, A, B, C);
     TUT_LAUNCH("sgemm_granular");
 }
 
@@ -64,9 +80,10 @@ void run_granular(int n, const float* A, const float* B, float* C) {
 
 namespace lesson {
 std::vector<tut::sgemm::Variant> sgemm_variants() {
-    return {{"G=1", run_granular<1>, reinterpret_cast<const void*>(sgemm_granular<1>)},
-            {"G=2", run_granular<2>, reinterpret_cast<const void*>(sgemm_granular<2>)},
-            {"G=4", run_granular<4>, reinterpret_cast<const void*>(sgemm_granular<4>)}};
+    using tut::sgemm::kernel_variant;
+    return {kernel_variant("g=1", run_granular<1>, sgemm_granular<1>),
+            kernel_variant("g=2", run_granular<2>, sgemm_granular<2>),
+            kernel_variant("g=4", run_granular<4>, sgemm_granular<4>)};
 }
 }  // namespace lesson
 

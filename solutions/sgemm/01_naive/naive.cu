@@ -1,23 +1,29 @@
-// SGEMM lesson 1: the naive kernel, one thread per element of C.
+// SGEMM lesson 01: the naive kernel, one thread per element of C.
+// Starts from: nothing; this is the track's first lesson. Adds: a kernel that computes
+// C = A * B with one thread per element, mapped so that a warp's loads are coalesced.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/sgemm/01_naive/naive.cu -lcublas -o naive
 // Run:  ./naive --n 4096        (--help for options; --profile for one clean launch under ncu)
+//
+// Kernel and variant:
+//   sgemm_naive   "naive"   one thread per element of C, blocks of 16 x 16 threads
 //
 // C = A * B, N x N, row-major: element (i, j) lives at M[i * N + j].
 #include "tut/sgemm.hpp"
 
 namespace {
 
-constexpr int kBlock = 16;  // 16 x 16 = 256 threads per block, as in the course slides
+constexpr int kBlockSide = 16;  // blocks of 16 x 16 = 256 threads, as in the course slides
 
-// Thread (x, y) of the grid computes C[i][j] with j = x and i = y.
-// j follows threadIdx.x, so the 32 threads of a warp (consecutive threadIdx.x) read
-// 32 consecutive B[k][j] and write 32 consecutive C[i][j]: each warp access is one
-// coalesced 128-byte transaction, and A[i][k] is the same address for the whole warp
-// (a broadcast). Swapping i and j would make every warp access touch 32 rows.
+// One thread computes one element C[i][j]: the dot product of row i of A and column j of B.
+// Which of i and j follows threadIdx.x does not change the result, only how the 32 threads
+// of a warp (consecutive threadIdx.x) touch memory; the README explains the choice.
 __global__ void sgemm_naive(int n, const float* __restrict__ A, const float* __restrict__ B,
                             float* __restrict__ C) {
+    // j follows threadIdx.x: a warp reads 32 consecutive B[k][j] and writes 32 consecutive
+    // C[i][j] (coalesced: 128 bytes, every byte used), and A[i][k] is one address for the
+    // whole warp (a broadcast). With i from threadIdx.x every access would touch 32 rows.
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     const int i = blockIdx.y * blockDim.y + threadIdx.y;
     if (i >= n || j >= n) return;  // the last blocks overhang when n is not a multiple of 16
@@ -28,8 +34,8 @@ __global__ void sgemm_naive(int n, const float* __restrict__ A, const float* __r
 
 void run_naive(int n, const float* A, const float* B, float* C) {
     tut::sgemm::require_size(n);
-    const dim3 block(kBlock, kBlock);
-    const dim3 grid((n + kBlock - 1) / kBlock, (n + kBlock - 1) / kBlock);
+    const dim3 block(kBlockSide, kBlockSide);
+    const dim3 grid((n + kBlockSide - 1) / kBlockSide, (n + kBlockSide - 1) / kBlockSide);
     sgemm_naive<<<grid, block>>>(n, A, B, C);
     TUT_LAUNCH("sgemm_naive");
 }
@@ -38,7 +44,7 @@ void run_naive(int n, const float* A, const float* B, float* C) {
 
 namespace lesson {
 std::vector<tut::sgemm::Variant> sgemm_variants() {
-    return {{"naive 16x16", run_naive, reinterpret_cast<const void*>(sgemm_naive)}};
+    return {tut::sgemm::kernel_variant("naive", run_naive, sgemm_naive)};
 }
 }  // namespace lesson
 

@@ -1,91 +1,102 @@
-// SGEMM lesson 4: a non 1-to-1 mapping. Each thread computes MULTI elements of a row of C.
+// SGEMM lesson 04: a non 1-to-1 mapping. Each thread computes kMulti elements of a row of C.
+// Starts from: lesson 01's kernel. Adds: several outputs per thread, so that each A[i][k]
+// loaded serves kMulti FMAs, with the outputs either consecutive (the course slides') or
+// strided (neighbouring threads, neighbouring columns).
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/sgemm/04_multi_output/multi_output.cu -lcublas -o multi_output
 // Run:  ./multi_output --n 4096    (--help for options; --profile for one clean launch under ncu)
+//
+// Kernel and variants:
+//   sgemm_multi<kMulti, kMapping>   "multi=1"                    one output per thread (lesson 01's mapping)
+//                                   "multi=2|4|8 consecutive"    a thread's outputs side by side
+//                                   "multi=2|4|8 strided"        a thread's outputs 16 columns apart
 //
 // C = A * B, N x N, row-major: element (i, j) lives at M[i * N + j].
 #include "tut/sgemm.hpp"
 
 namespace {
 
-constexpr int kBlock = 16;  // 16 x 16 = 256 threads per block, as in the course slides
+constexpr int kBlockSide = 16;  // blocks of 16 x 16 = 256 threads, as in the course slides
 
-// Which columns a thread's MULTI outputs are.
+// Which columns a thread's kMulti outputs are.
 enum class Mapping {
-    consecutive,  // the course slides' choice: thread x owns columns x*MULTI .. x*MULTI + MULTI-1
+    consecutive,  // the course slides' choice: thread x owns columns x*kMulti .. x*kMulti + kMulti-1
     strided,      // thread x owns columns x, x + 16, x + 32, ...: neighbouring threads, neighbouring columns
 };
 
-// Column of output m (0 <= m < MULTI) of thread x in a block whose first column is `first`.
-// A block covers kBlock * MULTI columns either way; only the order inside it differs.
-template <Mapping kMapping, int MULTI>
+// Column of output m (0 <= m < kMulti) of thread x in a block whose first column is `first`.
+// A block covers kBlockSide * kMulti columns either way; only the order inside it differs.
+template <Mapping kMapping, int kMulti>
 __device__ int column_of(int first, int x, int m) {
-    return kMapping == Mapping::consecutive ? first + x * MULTI + m : first + m * kBlock + x;
+    return kMapping == Mapping::consecutive ? first + x * kMulti + m : first + m * kBlockSide + x;
 }
 
-// Thread (x, y) computes C[i][j] for i = y and MULTI columns j. The value A[i][k] is loaded
-// once per k and used MULTI times (the hoped-for saving: MULTI times fewer A loads).
+// Thread (x, y) computes C[i][j] for i = y and kMulti columns j. The value A[i][k] is loaded
+// once per k and used kMulti times (the hoped-for saving: kMulti times fewer A loads).
 // The price depends on the mapping. At fixed m, a warp (16 x, 2 y) reads
-//   consecutive: B[k][first + x*MULTI + m], 16 floats MULTI apart: the warp's request spans
-//                16*MULTI floats, 2*MULTI sectors of which it uses 1/MULTI;
+//   consecutive: B[k][first + x*kMulti + m], 16 floats kMulti apart: the warp's request spans
+//                16*kMulti floats, 2*kMulti sectors of which it uses 1/kMulti;
 //   strided:     B[k][first + m*16 + x], 16 neighbouring floats: 2 sectors, all used,
-// and the stores of C follow the same pattern. Registers grow with MULTI (MULTI sums) and
-// the grid shrinks by MULTI, so fewer warps are there to hide latency. The tail test sits
+// and the stores of C follow the same pattern. Registers grow with kMulti (kMulti sums) and
+// the grid shrinks by kMulti, so fewer warps are there to hide latency. The tail test sits
 // inside the k loop, which costs instructions (the README's "going further" moves it out).
-template <int MULTI, Mapping kMapping>
+template <int kMulti, Mapping kMapping>
 __global__ void sgemm_multi(int n, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {
     const int i = blockIdx.y * blockDim.y + threadIdx.y;
-    const int first = blockIdx.x * kBlock * MULTI;
+    const int first = blockIdx.x * kBlockSide * kMulti;
     if (i >= n) return;
-    float sum[MULTI];
+    float sum[kMulti];
 #pragma unroll
-    for (int m = 0; m < MULTI; ++m) sum[m] = 0.0f;
+    for (int m = 0; m < kMulti; ++m) sum[m] = 0.0f;
     for (int k = 0; k < n; ++k) {
-        const float a = A[i * n + k];  // one load, MULTI uses
+        const float a = A[i * n + k];  // one load, kMulti uses
 #pragma unroll
-        for (int m = 0; m < MULTI; ++m) {
-            const int j = column_of<kMapping, MULTI>(first, threadIdx.x, m);
+        for (int m = 0; m < kMulti; ++m) {
+            const int j = column_of<kMapping, kMulti>(first, threadIdx.x, m);
             if (j < n) sum[m] += a * B[k * n + j];  // the tail: the last block overhangs the matrix
         }
     }
 #pragma unroll
-    for (int m = 0; m < MULTI; ++m) {
-        const int j = column_of<kMapping, MULTI>(first, threadIdx.x, m);
+    for (int m = 0; m < kMulti; ++m) {
+        const int j = column_of<kMapping, kMulti>(first, threadIdx.x, m);
         if (j < n) C[i * n + j] = sum[m];
     }
 }
 
-template <int MULTI, Mapping kMapping>
+template <int kMulti, Mapping kMapping>
 void run_multi(int n, const float* A, const float* B, float* C) {
     tut::sgemm::require_size(n);
-    const dim3 block(kBlock, kBlock);
-    const int columns_per_block = kBlock * MULTI;
-    const dim3 grid((n + columns_per_block - 1) / columns_per_block, (n + kBlock - 1) / kBlock);
-    sgemm_multi<MULTI, kMapping><<<grid, block>>>(n, A, B, C);
+    const dim3 block(kBlockSide, kBlockSide);
+    const int columns_per_block = kBlockSide * kMulti;
+    const dim3 grid((n + columns_per_block - 1) / columns_per_block, (n + kBlockSide - 1) / kBlockSide);
+    sgemm_multi<kMulti, kMapping><<<grid, block>>>(n, A, B, C);
     TUT_LAUNCH("sgemm_multi");
 }
 
-template <int MULTI, Mapping kMapping>
+// The variant that computes kMulti outputs per thread with mapping kMapping.
+template <int kMulti, Mapping kMapping>
 tut::sgemm::Variant variant(const char* name) {
-    return {name, run_multi<MULTI, kMapping>, reinterpret_cast<const void*>(sgemm_multi<MULTI, kMapping>)};
+    return tut::sgemm::kernel_variant(name, run_multi<kMulti, kMapping>, sgemm_multi<kMulti, kMapping>);
 }
 
 }  // namespace
 
 namespace lesson {
 std::vector<tut::sgemm::Variant> sgemm_variants() {
-    using M = Mapping;
-    return {variant<1, M::consecutive>("1 per thread (lesson 1)"), variant<2, M::consecutive>("2 consecutive"),
-            variant<4, M::consecutive>("4 consecutive"),          variant<8, M::consecutive>("8 consecutive"),
-            variant<2, M::strided>("2 strided"),                  variant<4, M::strided>("4 strided"),
-            variant<8, M::strided>("8 strided")};
+    return {variant<1, Mapping::consecutive>("multi=1"),  // lesson 01's mapping (both mappings agree at 1)
+            variant<2, Mapping::consecutive>("multi=2 consecutive"),
+            variant<4, Mapping::consecutive>("multi=4 consecutive"),
+            variant<8, Mapping::consecutive>("multi=8 consecutive"),
+            variant<2, Mapping::strided>("multi=2 strided"),
+            variant<4, Mapping::strided>("multi=4 strided"),
+            variant<8, Mapping::strided>("multi=8 strided")};
 }
 }  // namespace lesson
 
 #ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"sgemm", "04_multi_output", "one thread, MULTI outputs: consecutive vs strided"};
+    const tut::LessonInfo info{"sgemm", "04_multi_output", "one thread, several outputs: consecutive vs strided"};
     return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants());
 }
 #endif

@@ -1,50 +1,56 @@
-// SGEMM lesson 5: shared-memory tiling, square tiles of 8, 16 and 32.
+// SGEMM lesson 05: shared-memory tiling, square tiles of 8, 16 and 32.
+// Starts from: lesson 01's kernel (one thread per element of C), not lesson 04's. Adds: the
+// block stages a tile of A and a tile of B in shared memory, and every element it brings in
+// from global memory serves kTile threads.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/sgemm/05_shared_tiling/shared_tiling.cu -lcublas -o shared_tiling
 // Run:  ./shared_tiling --n 4096        (--help for options; --profile for one clean launch under ncu)
+//
+// Kernel and variants:
+//   sgemm_tiled<kTile>   "tile=8", "tile=16", "tile=32"   kTile x kTile threads, kTile x kTile tiles
 //
 // C = A * B, N x N, row-major: element (i, j) lives at M[i * N + j].
 #include "tut/sgemm.hpp"
 
 namespace {
 
-// A TILE x TILE block of threads computes a TILE x TILE block of C, one element per
+// A kTile x kTile block of threads computes a kTile x kTile block of C, one element per
 // thread as in the naive kernel. The k loop now walks the matrices one tile at a time:
-// the block copies a TILE x TILE tile of A and one of B into shared memory (each thread
-// one element of each, coalesced), waits, and then every thread reads TILE values of A
-// and TILE values of B from shared memory. Each element brought from global memory is
-// thus used TILE times, so global traffic drops by a factor of TILE.
+// the block copies a kTile x kTile tile of A and one of B into shared memory (each thread
+// one element of each, coalesced), waits, and then every thread reads kTile values of A
+// and kTile values of B from shared memory. Each element brought from global memory is
+// thus used kTile times, so global traffic drops by a factor of kTile.
 //
-// N need not be a multiple of TILE: elements outside the matrix are loaded as zeros (they
+// N need not be a multiple of kTile: elements outside the matrix are loaded as zeros (they
 // add nothing to the dot product) and threads outside the matrix skip the store. No thread
 // may return early, because every thread must reach both __syncthreads().
-template <int TILE>
-__global__ void __launch_bounds__(TILE * TILE) sgemm_tiled(int n, const float* __restrict__ A,
-                                                           const float* __restrict__ B, float* __restrict__ C) {
-    __shared__ float As[TILE][TILE];  // A[i0 .. i0+TILE)[t .. t+TILE)
-    __shared__ float Bs[TILE][TILE];  // B[t .. t+TILE)[j0 .. j0+TILE)
+template <int kTile>
+__global__ void __launch_bounds__(kTile * kTile) sgemm_tiled(int n, const float* __restrict__ A,
+                                                             const float* __restrict__ B, float* __restrict__ C) {
+    __shared__ float As[kTile][kTile];  // A[i0 .. i0+kTile)[t .. t+kTile)
+    __shared__ float Bs[kTile][kTile];  // B[t .. t+kTile)[j0 .. j0+kTile)
     const int tx = threadIdx.x, ty = threadIdx.y;
-    const int j = blockIdx.x * TILE + tx;  // j follows threadIdx.x: coalesced, as in lesson 1
-    const int i = blockIdx.y * TILE + ty;
+    const int j = blockIdx.x * kTile + tx;  // j follows threadIdx.x: coalesced, as in lesson 01
+    const int i = blockIdx.y * kTile + ty;
     float sum = 0.0f;
-    for (int t = 0; t < n; t += TILE) {
+    for (int t = 0; t < n; t += kTile) {
         As[ty][tx] = (i < n && t + tx < n) ? A[i * n + t + tx] : 0.0f;
         Bs[ty][tx] = (t + ty < n && j < n) ? B[(t + ty) * n + j] : 0.0f;
         __syncthreads();  // both tiles complete before anyone reads them
 #pragma unroll
-        for (int k = 0; k < TILE; ++k) sum += As[ty][k] * Bs[k][tx];
+        for (int k = 0; k < kTile; ++k) sum += As[ty][k] * Bs[k][tx];
         __syncthreads();  // everyone done with these tiles before the next iteration overwrites them
     }
     if (i < n && j < n) C[i * n + j] = sum;
 }
 
-template <int TILE>
+template <int kTile>
 void run_tiled(int n, const float* A, const float* B, float* C) {
     tut::sgemm::require_size(n);
-    const dim3 block(TILE, TILE);
-    const dim3 grid((n + TILE - 1) / TILE, (n + TILE - 1) / TILE);
-    sgemm_tiled<TILE><<<grid, block>>>(n, A, B, C);
+    const dim3 block(kTile, kTile);
+    const dim3 grid((n + kTile - 1) / kTile, (n + kTile - 1) / kTile);
+    sgemm_tiled<kTile><<<grid, block>>>(n, A, B, C);
     TUT_LAUNCH("sgemm_tiled");
 }
 
@@ -52,9 +58,10 @@ void run_tiled(int n, const float* A, const float* B, float* C) {
 
 namespace lesson {
 std::vector<tut::sgemm::Variant> sgemm_variants() {
-    return {{"tile=8", run_tiled<8>, reinterpret_cast<const void*>(sgemm_tiled<8>)},
-            {"tile=16", run_tiled<16>, reinterpret_cast<const void*>(sgemm_tiled<16>)},
-            {"tile=32", run_tiled<32>, reinterpret_cast<const void*>(sgemm_tiled<32>)}};
+    using tut::sgemm::kernel_variant;
+    return {kernel_variant("tile=8", run_tiled<8>, sgemm_tiled<8>),
+            kernel_variant("tile=16", run_tiled<16>, sgemm_tiled<16>),
+            kernel_variant("tile=32", run_tiled<32>, sgemm_tiled<32>)};
 }
 }  // namespace lesson
 
