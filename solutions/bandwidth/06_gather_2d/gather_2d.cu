@@ -6,12 +6,12 @@
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/bandwidth/06_gather_2d/gather_2d.cu -o gather_2d
 // Run:  ./gather_2d                (--classic for 1000 x 20000, columns 0..9999; --help for options)
 //
-// Kernel gather_2d<V, kPerThread, kStreaming> and the variants (--variant names):
-//   "2D, float"                              V = float,  1 per thread
-//   "2D, float4"                             V = float4, 1 per thread (float where not aligned)
-//   "2D, float4, 2 per thread"               V = float4, 2 loads in flight per thread
-//   "2D, float4, 4 per thread"               V = float4, 4 loads in flight per thread
-//   "2D, float4, 2 per thread, streaming"    2 per thread with streaming cache hints (__ldcs, __stcs)
+// Kernel gather_2d<V, kPerThread> and the variants (--variant names), blocks of up to
+// kThreads threads:
+//   "2D, float"                              V = float,  1 per thread, 128 threads
+//   "2D, float4"                             V = float4, 1 per thread (float where not aligned), 128 threads
+//   "2D, float4, 2 per thread"               V = float4, 2 loads in flight per thread, 128 threads
+//   "2D, float4, 2 per thread, 512 threads"  the same kernel in blocks four times larger
 //
 // Column-major: element (r, c) of the rows x cols source is src[c * rows + r]; the target
 // is rows x count and its column k is source column indices[k].
@@ -21,24 +21,7 @@
 
 namespace {
 
-constexpr int kMaxThreads = 128;  // 16 blocks fill a 2048-thread SM: short-lived blocks retire and refill in small steps
 constexpr int kMaxGridY = 65535;  // the hardware's limit on gridDim.y
-
-// Loads and stores of data that is used exactly once. kStreaming marks them as such
-// (ld.global.cs / st.global.cs: "evict first" in L1 and L2), so they do not push out
-// lines that are used again; otherwise they are plain accesses.
-template <bool kStreaming, class V>
-__device__ V load_once(const V* p) {
-    if (kStreaming) return __ldcs(p);
-    return *p;
-}
-template <bool kStreaming, class V>
-__device__ void store_once(V* p, V v) {
-    if (kStreaming)
-        __stcs(p, v);
-    else
-        *p = v;
-}
 
 // blockIdx.y picks the extracted column k, so the column is known without dividing:
 // the block reads indices[k] once (the same address for all its threads) and copies
@@ -46,7 +29,7 @@ __device__ void store_once(V* p, V v) {
 // rows / 4 and every column must start on a 16-byte boundary). Each thread loads
 // kPerThread values, blockDim.x apart, before storing any: more bytes in flight.
 // The loops only matter beyond the grid limits (count > 65535 or a huge column).
-template <class V, int kPerThread, bool kStreaming>
+template <class V, int kPerThread>
 __global__ void gather_2d(int rows_v, int count, const V* __restrict__ src, const int* __restrict__ indices,
                           V* __restrict__ tgt) {
     for (int k = blockIdx.y; k < count; k += gridDim.y) {
@@ -57,10 +40,10 @@ __global__ void gather_2d(int rows_v, int count, const V* __restrict__ src, cons
             V v[kPerThread];
 #pragma unroll
             for (int u = 0; u < kPerThread; ++u)
-                if (base + u * step < rows_v) v[u] = load_once<kStreaming>(from + (base + u * step));
+                if (base + u * step < rows_v) v[u] = from[base + u * step];
 #pragma unroll
             for (int u = 0; u < kPerThread; ++u)
-                if (base + u * step < rows_v) store_once<kStreaming>(to + (base + u * step), v[u]);
+                if (base + u * step < rows_v) to[base + u * step] = v[u];
         }
     }
 }
@@ -74,27 +57,28 @@ bool can_use_float4(const tut::bandwidth::GatherInput& in, const float* tgt) {
            reinterpret_cast<std::uintptr_t>(tgt) % 16 == 0;
 }
 
-template <class V, int kPerThread, bool kStreaming>
+// kThreads: the block size for long columns. Short columns get narrower blocks (whole
+// warps), so few threads idle.
+template <class V, int kPerThread, int kThreads>
 void launch_2d(const tut::bandwidth::GatherInput& in, float* tgt) {
     const int rows_v = in.rows / static_cast<int>(sizeof(V) / sizeof(float));
-    // Short columns get narrower blocks (whole warps), so few threads idle.
-    const int threads = std::min(kMaxThreads, (rows_v + 31) / 32 * 32);
+    const int threads = std::min(kThreads, (rows_v + 31) / 32 * 32);
     const int chunk = threads * kPerThread;
     const dim3 grid((rows_v + chunk - 1) / chunk, std::min(in.count, kMaxGridY));
-    gather_2d<V, kPerThread, kStreaming><<<grid, threads>>>(rows_v, in.count, reinterpret_cast<const V*>(in.src),
-                                                            in.indices, reinterpret_cast<V*>(tgt));
+    gather_2d<V, kPerThread><<<grid, threads>>>(rows_v, in.count, reinterpret_cast<const V*>(in.src), in.indices,
+                                                reinterpret_cast<V*>(tgt));
     TUT_LAUNCH("gather_2d");
 }
 
 // kVector: float4 where can_use_float4 allows, float otherwise.
-template <bool kVector, int kPerThread, bool kStreaming>
+template <bool kVector, int kPerThread, int kThreads>
 void run_2d(const tut::bandwidth::GatherInput& in, float* tgt) {
     tut::bandwidth::require_gather(in, tgt);
     if (in.count == 0) return;
     if (kVector && can_use_float4(in, tgt))
-        launch_2d<float4, kPerThread, kStreaming>(in, tgt);
+        launch_2d<float4, kPerThread, kThreads>(in, tgt);
     else
-        launch_2d<float, kPerThread, kStreaming>(in, tgt);
+        launch_2d<float, kPerThread, kThreads>(in, tgt);
 }
 
 std::string scalar_path(const tut::bandwidth::GatherInput&, const float*) { return "float"; }
@@ -108,13 +92,10 @@ std::string vector_path(const tut::bandwidth::GatherInput& in, const float* tgt)
 namespace lesson {
 std::vector<tut::bandwidth::GatherVariant> gather_variants() {
     using tut::bandwidth::gather_variant;
-    return {gather_variant("2D, float", run_2d<false, 1, false>, gather_2d<float, 1, false>, scalar_path),
-            gather_variant("2D, float4", run_2d<true, 1, false>, gather_2d<float4, 1, false>, vector_path),
-            gather_variant("2D, float4, 2 per thread", run_2d<true, 2, false>, gather_2d<float4, 2, false>,
-                           vector_path),
-            gather_variant("2D, float4, 4 per thread", run_2d<true, 4, false>, gather_2d<float4, 4, false>,
-                           vector_path),
-            gather_variant("2D, float4, 2 per thread, streaming", run_2d<true, 2, true>, gather_2d<float4, 2, true>,
+    return {gather_variant("2D, float", run_2d<false, 1, 128>, gather_2d<float, 1>, scalar_path),
+            gather_variant("2D, float4", run_2d<true, 1, 128>, gather_2d<float4, 1>, vector_path),
+            gather_variant("2D, float4, 2 per thread", run_2d<true, 2, 128>, gather_2d<float4, 2>, vector_path),
+            gather_variant("2D, float4, 2 per thread, 512 threads", run_2d<true, 2, 512>, gather_2d<float4, 2>,
                            vector_path)};
 }
 }  // namespace lesson
