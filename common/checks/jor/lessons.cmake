@@ -10,7 +10,7 @@
 #
 # The tour runs the baseline's full default sweep (N = 128 ... 8192, ten matrices, float
 # and double): the ten matrices are what the track's tables average over, and on a
-# 16-core host the sweep takes well under a minute (the scalar solves at N = 8192 are
+# 16-core host the sweep takes under a minute (the single-thread solves at N = 4096 and 8192 are
 # most of it; see docs/experiments/jor.md).
 
 set(jor_dir ${CMAKE_CURRENT_LIST_DIR})
