@@ -7,9 +7,11 @@
 #include "tut/jor_cpu.hpp"
 #include "tut/random.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 using namespace tut::jor;

@@ -11,8 +11,8 @@
 //    Orders: sequential (the scalar CPU version); 4, 8 and 16 SIMD lanes (one partial
 //    sum per lane, lanes added pairwise at the end); the 2015 report's CUDA kernel (128
 //    threads per row, each summing every 128th term, then a shared-memory tree); a full
-//    pairwise tree; Kahan's compensated sum; this build's `omp simd` sum
-//    (tut/jor_cpu.hpp); and, for contrast, a sequential sum over the whole row, diagonal
+//    pairwise tree; Kahan's compensated sum; this build's `omp simd` sum (the sequential
+//    and `omp simd` sums are the CPU variants' own, from tut/jor_cpu.hpp); and, for contrast, a sequential sum over the whole row, diagonal
 //    included, as in the residual form x_j + a / A_jj (b_j - (A x)_j).
 // 2. Whole solves in float at --n with those orders and both stopping rules (norm,
 //    tol 1e-6 relative; min, the report's min_j |dx_j| < 1e-6): iterations, RMSE and
@@ -22,6 +22,7 @@
 //    growing with N.
 #include "tut/cli.hpp"
 #include "tut/jor.hpp"
+#include "tut/jor_cpu.hpp"
 #include "tut/report.hpp"
 
 #include <algorithm>
@@ -88,16 +89,6 @@ T sum_kahan(const T* row, const T* x, int n, int j) {
     return s;
 }
 
-template <class T>
-T sum_compiled_simd(const T* row, const T* x, int n, int j) {
-    T s = 0;
-#pragma omp simd reduction(+ : s)
-    for (int k = 0; k < j; ++k) s += row[k] * x[k];
-#pragma omp simd reduction(+ : s)
-    for (int k = j + 1; k < n; ++k) s += row[k] * x[k];
-    return s;
-}
-
 // Row j's sum in order `o` (the whole row, diagonal included, for Order::full_row).
 template <class T>
 T row_sum(Order o, const T* row, const T* x, int n, int j) {
@@ -108,13 +99,13 @@ T row_sum(Order o, const T* row, const T* x, int n, int j) {
         case Order::block128: return sum_lanes(row, x, n, j, 128);  // thread t sums k = t, t + 128, ...; then a tree
         case Order::pairwise: return sum_pairwise(row, x, j, 0, n);
         case Order::kahan: return sum_kahan(row, x, n, j);
-        case Order::compiled_simd: return sum_compiled_simd(row, x, n, j);
-        default: {
-            const bool with_diagonal = o == Order::full_row;
+        case Order::compiled_simd: return offdiag_sum_simd(row, x, n, j);  // the simd variant's own sum
+        case Order::full_row: {
             T s = 0;
-            for (int k = 0; k < n; ++k) s += term(row, x, j, k, with_diagonal);
+            for (int k = 0; k < n; ++k) s += term(row, x, j, k, true);
             return s;
         }
+        default: return offdiag_sum_scalar(row, x, n, j);  // the scalar variant's own sum
     }
 }
 
