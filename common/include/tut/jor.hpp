@@ -55,10 +55,12 @@
 
 /// Marks a function callable from host and device code under nvcc; empty for a plain
 /// C++ compiler.
+#ifndef TUT_HOST_DEVICE
 #if defined(__CUDACC__)
 #define TUT_HOST_DEVICE __host__ __device__
 #else
 #define TUT_HOST_DEVICE
+#endif
 #endif
 
 namespace tut::jor {
