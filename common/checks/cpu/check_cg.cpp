@@ -1,14 +1,17 @@
 // CPU checks of the CG track's host side (tut/cg_matrix.hpp, tut/cg.hpp): the problem
 // generator, the Matrix Market reader (good and malformed files), the double-precision
-// reference CG, the Jacobi refusal, the bandwidth floor and the shared-results file.
-// No GPU needed.
+// reference CG, the Jacobi refusal, the bandwidth floor, the shared-results file and the
+// test matrix spd100.mtx. No GPU needed.
 #include "catch.hpp"
 #include "tut/cg.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <sstream>
+#include <string>
 
 using namespace tut::cg;
 
@@ -315,4 +318,44 @@ TEST_CASE("cg shared results file: later lines win, keys must match", "[cg]") {
     std::remove(path.c_str());
     const Csr A = default_matrix();
     REQUIRE(problem_key(A, 1e-6, 2024) == "diffusion27 10x10x400 tol=1e-06 seed=2024");
+}
+
+namespace {
+// The repository's root, from this file's own path (__FILE__ is the absolute path the build
+// gives the compiler): common/checks/cpu/check_cg.cpp.
+std::string repo_root() {
+    std::string path = __FILE__;
+    for (int up = 0; up < 4; ++up) path = path.substr(0, path.find_last_of("/\\"));
+    return path + "/";
+}
+}  // namespace
+
+TEST_CASE("cg test matrix spd100.mtx: 100 rows, 848 nonzeros, irregular rows, SPD (CG converges)", "[cg][mtx]") {
+    const Csr A = read_matrix_market_file(repo_root() + "common/checks/cg/data/spd100.mtx");
+    REQUIRE(A.rows == 100);
+    REQUIRE(A.nnz() == 848);
+    int shortest = A.rows, longest = 0;
+    for (int i = 0; i < A.rows; ++i) {
+        shortest = std::min(shortest, A.row_ptr[i + 1] - A.row_ptr[i]);
+        longest = std::max(longest, A.row_ptr[i + 1] - A.row_ptr[i]);
+    }
+    REQUIRE(shortest == 1);  // a row with its diagonal only: fewer nonzeros than an 8-lane sub-warp
+    REQUIRE(longest > 32);   // rows longer than 32 nonzeros: several passes of a sub-warp, > 8 quads
+    REQUIRE(first_nonpositive_diagonal(A) == -1);
+    for (uint64_t seed : {1u, 2u, 3u}) {  // x^T A x > 0: a hint of definiteness
+        const auto x = tut::random_vector<double>(size_t(A.rows), seed);
+        std::vector<double> ax(size_t(A.rows));
+        spmv_cpu(A, x.data(), ax.data());
+        double xax = 0.0;
+        for (int i = 0; i < A.rows; ++i) xax += x[i] * ax[i];
+        REQUIRE(xax > 0.0);
+    }
+    const auto b = make_rhs(A, 2024);
+    for (bool jacobi : {false, true}) {
+        const auto r = cg_cpu(A, b, 1e-6, 1000, jacobi);
+        INFO((jacobi ? "Jacobi PCG " : "CG ") << r.iterations << " iterations");
+        REQUIRE(r.outcome == Outcome::converged);
+        std::vector<float> x(r.x.begin(), r.x.end());
+        REQUIRE(true_relative_residual(A, b, x) < 2e-6);
+    }
 }
