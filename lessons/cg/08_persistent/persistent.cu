@@ -120,7 +120,7 @@ __global__ void __launch_bounds__(kThreads, 1) resident_cg(Args a) {
         ++it;
         // TODO(exercise): phase B, and the decision that ends the loop.
         //   Goal: finish the iteration. You have q = A p for this thread's row (q), its p,
-        //   and p.q summed over the whole grid in cur->pq (the barrier above made every
+        //   and p.q summed over the whole grid (pq_total: the barrier above made every
         //   block's atomicAdd visible). Take alpha; update x, r and z of the row, in
         //   registers; store z where the other blocks gather it next time; add this block's
         //   r.z and r.r into cur; wait for the grid; then stop (converged), or form beta for
