@@ -31,6 +31,23 @@ constexpr double kTol = 1e-6;
 /// measured once with tut::cg::cg_cpu (76 s on one core, too slow to redo in every check).
 constexpr int kLargeReferenceCg = 467;
 constexpr int kLargeReferencePcg = 283;
+/// The same for "diffusion 64x64x96" (393 216 rows, 10 324 600 nonzeros: 84 MB of CSR,
+/// more than the L2 of an H100 or H200), measured once the same way.
+constexpr int kMediumReferenceCg = 352;
+constexpr int kMediumReferencePcg = 222;
+
+/// The default problem fits lesson 08's on-chip layout (one block per SM, at most 512
+/// rows and 8192 nonzeros per block) on a GPU with this many SMs or more: at 115 SMs the
+/// fullest tile of 348 rows holds 8271 nonzeros. (H100 SXM and H200: 132.) A CPU check
+/// (check_cg.cpp) recomputes it.
+constexpr int kSmsForResidentDefault = 116;
+
+/// common/checks/cg/data/, found from this header's own path (__FILE__ is the absolute path
+/// the build gives the compiler).
+inline std::string data_dir() {
+    const std::string here = __FILE__;
+    return here.substr(0, here.find_last_of("/\\") + 1) + "data/";
+}
 
 struct TestProblem {
     Csr A;
@@ -40,12 +57,14 @@ struct TestProblem {
     std::map<bool, int> reference_iterations;  // preconditioned -> count
 };
 
-/// Small SPD problems: a 1x1, a diagonal with 1000 entries spread over two decades, and
-/// diffusion grids of sizes that are not multiples of any block, warp or lane count.
-/// "dense 200" has 200 nonzeros per row (long rows: the most lanes per row in lesson 8).
+/// Small SPD problems: a 1x1, a diagonal with 1000 entries spread over two decades,
+/// diffusion grids of sizes that are not multiples of any block, warp or lane count,
+/// "dense 200" with 200 nonzeros per row (long rows: many passes of a sub-warp), and
+/// "spd100" (common/checks/cg/data/spd100.mtx: 100 rows, fewer than one block's threads,
+/// of 1 to 48 nonzeros, irregular; see make_spd100.py there).
 inline const std::vector<std::string> kSmallProblems{"1x1",           "diagonal",        "chain 1x1x64",
                                                      "diffusion 3x3x3", "diffusion 5x7x11", "diffusion 33x17x9",
-                                                     "dense 200"};
+                                                     "dense 200",       "spd100"};
 
 /// [[1, 2], [2, 1]] repeated `blocks` times along the diagonal: eigenvalues 3 and -1, a
 /// positive diagonal (Jacobi accepts it), and with b = (1, 0, 1, 0, ...) p.Ap = -12 < 0
@@ -76,6 +95,8 @@ inline Csr build_matrix(const std::string& name) {
     if (name == "diffusion 3x3x3") return tut::cg::diffusion_27pt(3, 3, 3);
     if (name == "diffusion 5x7x11") return tut::cg::diffusion_27pt(5, 7, 11);
     if (name == "diffusion 33x17x9") return tut::cg::diffusion_27pt(33, 17, 9);
+    if (name == "diffusion 64x64x96") return tut::cg::diffusion_27pt(64, 64, 96);
+    if (name == "spd100") return tut::cg::read_matrix_market_file(data_dir() + "spd100.mtx");
     if (name == "dense 200") {  // 200 I + 1 1^T: eigenvalues 200 and 400, so CG needs 2 iterations
         std::vector<tut::cg::Triplet> t;
         for (int i = 0; i < 200; ++i)
@@ -88,6 +109,7 @@ inline Csr build_matrix(const std::string& name) {
 }
 
 /// One problem per name, built once per check executable (the large one is 450 MB).
+/// Its right-hand side is b = make_rhs(A, 2024) (the indefinite ones: b = (1, 0, 1, 0, ...)).
 inline TestProblem& problem(const std::string& name) {
     static std::map<std::string, std::unique_ptr<TestProblem>> cache;
     auto& p = cache[name];
@@ -109,6 +131,7 @@ inline TestProblem& problem(const std::string& name) {
 /// Iterations the CPU double reference needs (the same algorithm in double).
 inline int reference_iterations(const std::string& name, bool preconditioned) {
     if (name == "large") return preconditioned ? kLargeReferencePcg : kLargeReferenceCg;
+    if (name == "diffusion 64x64x96") return preconditioned ? kMediumReferencePcg : kMediumReferenceCg;
     TestProblem& p = problem(name);
     auto it = p.reference_iterations.find(preconditioned);
     if (it != p.reference_iterations.end()) return it->second;
@@ -183,13 +206,14 @@ inline void check_all_solve(const std::vector<std::string>& names) {
         }
 }
 
-/// Stops: it solves an SPD matrix (so "stopping" cannot be a broken solver stopping on
-/// everything), reports p.Ap <= 0 on an indefinite one instead of looping, and stops at
-/// the iteration limit when one is set too low.
-inline void check_all_stop() {
+/// Stops: it solves an SPD matrix (`spd`, the default problem unless a lesson cannot hold
+/// it: so "stopping" cannot be a broken solver stopping on everything), reports p.Ap <= 0
+/// on an indefinite one instead of looping, and stops at the iteration limit when one is
+/// set too low.
+inline void check_all_stop(const std::string& spd = "default") {
     for (const Variant& v : lesson::cg_variants()) {
         INFO(tut_checks::exercise_hint());
-        check_solves(v, "default");
+        check_solves(v, spd);
         for (const std::string name : {"indefinite 2x2", "indefinite 2000"}) {
             TestProblem& p = problem(name);
             SolveOptions opt;
@@ -208,10 +232,10 @@ inline void check_all_stop() {
             REQUIRE(r.iterations < 2 + (v.uses_check_every ? opt.check_every : 1));
         }
         {
-            TestProblem& p = problem("default");
+            TestProblem& p = problem(spd);
             SolveOptions opt;
             opt.max_iterations = 5;
-            INFO("variant '" << v.name << "', default problem, max_iterations 5: must stop after 5");
+            INFO("variant '" << v.name << "', problem " << spd << ", max_iterations 5: must stop after 5");
             std::unique_ptr<tut::cg::Solver> solver;
             REQUIRE_NOTHROW(solver = v.make(p.A, *p.dA, opt));
             tut::DeviceBuffer<float> dx(size_t(p.A.rows));

@@ -1,4 +1,4 @@
-// Checks for cg/01_sample: plain CG with cuBLAS + cuSPARSE in host pointer mode (the TODO: alpha and the x, r updates).
+// Checks for cg/01_sample: plain CG with cuBLAS + cuSPARSE in host pointer mode (the TODO: the step along p: alpha, x and r).
 // Shared by the exercise (lessons/) and the solution (solutions/); see cg_checks.hpp.
 #include "cg_checks.hpp"
 

@@ -1,4 +1,4 @@
-// Checks for cg/02_jacobi: Jacobi PCG, host pointer mode (the TODO: z = D^-1 r in jacobi_apply).
+// Checks for cg/02_jacobi: Jacobi PCG, host pointer mode (the TODO: the next direction from z = D^-1 r, with r.z in beta).
 // Shared by the exercise (lessons/) and the solution (solutions/); see cg_checks.hpp.
 #include "cg_checks.hpp"
 

@@ -1,4 +1,4 @@
-// Checks for cg/05_fusion: SpMV + three fused kernels (the TODO: the fused x, r, z update and its two dots).
+// Checks for cg/05_fusion: our SpMV + three fused kernels (the TODO: the fused x, r, z update, its two dots and beta).
 // Shared by the exercise (lessons/) and the solution (solutions/); see cg_checks.hpp.
 #include "cg_checks.hpp"
 

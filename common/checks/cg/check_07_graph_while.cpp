@@ -1,4 +1,4 @@
-// Checks for cg/07_graph_while: the loop as a graph with a conditional WHILE node (the TODO: cudaGraphSetConditional).
+// Checks for cg/07_graph_while: the loop as a graph with a conditional WHILE node (the TODO: the WHILE node, and the decision on the GPU that ends it).
 // Shared by the exercise (lessons/) and the solution (solutions/); see cg_checks.hpp.
 #include "cg_checks.hpp"
 

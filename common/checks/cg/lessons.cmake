@@ -9,7 +9,13 @@
 # Every CG program of a tour run gets --share ${CG_SHARE}: the lessons read Eigen's time
 # and lesson 1's from it for their "x Eigen" and "x L1/iter" columns
 # (tut::cg::read_shared). Lessons whose large-problem figure matters (1: the reference;
-# 5, 7, 8: the bandwidth floor) run both problems in the tour (--problem both).
+# 5, 7, 9: the bandwidth floor) run both problems in the tour (--problem both); lesson 8
+# keeps the matrix on chip and refuses the large one.
+#
+# compute-sanitizer runs (SANITIZE_RUNS): every lesson on data/spd100.mtx (100 rows, fewer
+# than a block's threads, rows of 1 to 48 nonzeros: make_spd100.py) and on the default
+# problem for a few iterations; memcheck always, racecheck where our kernels use shared
+# memory (block sums, lesson 8's products), synccheck for the grid-wide barriers of 8 and 9.
 
 set(CG_SHARE ${CMAKE_BINARY_DIR}/cg_tour_share.tsv)
 set(cg_dir ${CMAKE_CURRENT_LIST_DIR})
@@ -50,22 +56,35 @@ set(cg_bad "--problem nope" "--problem" "--tol 0" "--tol abc" "--max-iter 0" "--
            "--variant nosuch")
 set(cg_bad_k ${cg_bad} "--check-every 0" "--check-every x")
 set(cg_smoke --warmup 1 --repeats 2)
+set(cg_sanitize "--matrix ${cg_dir}/data/spd100.mtx --warmup 0 --repeats 1"
+                "--max-iter 8 --no-check --warmup 0 --repeats 1")
 set(cg_tour --share ${CG_SHARE})
 set(cg_tour_both --share ${CG_SHARE} --problem both)
 
 tut_lesson(cg 01_sample sample.cu LIBS CUDA::cublas CUDA::cusparse
-           SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad} TOUR_ARGS ${cg_tour_both})
+           SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad} TOUR_ARGS ${cg_tour_both}
+           SANITIZE_RUNS ${cg_sanitize} SANITIZE_TOOLS memcheck)
 tut_lesson(cg 02_jacobi jacobi.cu LIBS CUDA::cublas CUDA::cusparse
-           SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad} TOUR_ARGS ${cg_tour})
+           SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad} TOUR_ARGS ${cg_tour}
+           SANITIZE_RUNS ${cg_sanitize} SANITIZE_TOOLS memcheck)
 tut_lesson(cg 03_device_pointer_mode device_pointers.cu LIBS CUDA::cublas CUDA::cusparse
-           SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad_k} TOUR_ARGS ${cg_tour})
+           SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad_k} TOUR_ARGS ${cg_tour}
+           SANITIZE_RUNS ${cg_sanitize} SANITIZE_TOOLS memcheck)
 tut_lesson(cg 04_own_dot own_dot.cu LIBS CUDA::cublas CUDA::cusparse
-           SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad_k} TOUR_ARGS ${cg_tour})
+           SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad_k} TOUR_ARGS ${cg_tour}
+           SANITIZE_RUNS ${cg_sanitize} SANITIZE_TOOLS memcheck racecheck)
 tut_lesson(cg 05_fusion fusion.cu
-           SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad_k} TOUR_ARGS ${cg_tour_both})
+           SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad_k} TOUR_ARGS ${cg_tour_both}
+           SANITIZE_RUNS ${cg_sanitize} SANITIZE_TOOLS memcheck racecheck)
 tut_lesson(cg 06_mapped_polling mapped_polling.cu
-           SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad_k} TOUR_ARGS ${cg_tour})
+           SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad_k} TOUR_ARGS ${cg_tour}
+           SANITIZE_RUNS ${cg_sanitize} SANITIZE_TOOLS memcheck racecheck)
 tut_lesson(cg 07_graph_while graph_while.cu
-           SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad} TOUR_ARGS ${cg_tour_both})
+           SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad} TOUR_ARGS ${cg_tour_both}
+           SANITIZE_RUNS ${cg_sanitize} SANITIZE_TOOLS memcheck racecheck)
 tut_lesson(cg 08_persistent persistent.cu
-           SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad} "--path nope" "--blocks-per-sm 9" TOUR_ARGS ${cg_tour_both})
+           SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad} TOUR_ARGS ${cg_tour}
+           SANITIZE_RUNS ${cg_sanitize} SANITIZE_TOOLS memcheck racecheck synccheck)
+tut_lesson(cg 09_streaming streaming.cu
+           SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad} "--l2-window maybe" "--blocks-per-sm 9" TOUR_ARGS ${cg_tour_both}
+           SANITIZE_RUNS ${cg_sanitize} SANITIZE_TOOLS memcheck racecheck synccheck)

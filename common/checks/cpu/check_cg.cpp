@@ -1,14 +1,18 @@
 // CPU checks of the CG track's host side (tut/cg_matrix.hpp, tut/cg.hpp): the problem
 // generator, the Matrix Market reader (good and malformed files), the double-precision
-// reference CG, the Jacobi refusal, the bandwidth floor and the shared-results file.
-// No GPU needed.
+// reference CG, the Jacobi refusal, the bandwidth floor, the shared-results file, the
+// test matrix spd100.mtx, lesson 08's on-chip limit and the shared copy of lesson 05's
+// kernel. No GPU needed.
 #include "catch.hpp"
 #include "tut/cg.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <sstream>
+#include <string>
 
 using namespace tut::cg;
 
@@ -315,4 +319,87 @@ TEST_CASE("cg shared results file: later lines win, keys must match", "[cg]") {
     std::remove(path.c_str());
     const Csr A = default_matrix();
     REQUIRE(problem_key(A, 1e-6, 2024) == "diffusion27 10x10x400 tol=1e-06 seed=2024");
+}
+
+namespace {
+// The repository's root, from this file's own path (__FILE__ is the absolute path the build
+// gives the compiler): common/checks/cpu/check_cg.cpp.
+std::string repo_root() {
+    std::string path = __FILE__;
+    for (int up = 0; up < 4; ++up) path = path.substr(0, path.find_last_of("/\\"));
+    return path + "/";
+}
+
+std::string file_text(const std::string& path) {
+    std::ifstream f(path);
+    INFO("reading " << path);
+    REQUIRE(f.good());
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+// The text of the kernel whose definition starts with `signature`, up to its closing brace
+// in column 0.
+std::string kernel_text(const std::string& text, const std::string& signature) {
+    const size_t begin = text.find(signature);
+    if (begin == std::string::npos) return "";
+    const size_t end = text.find("\n}\n", begin);
+    return end == std::string::npos ? "" : text.substr(begin, end + 3 - begin);
+}
+}  // namespace
+
+TEST_CASE("cg test matrix spd100.mtx: 100 rows, 848 nonzeros, irregular rows, SPD (CG converges)", "[cg][mtx]") {
+    const Csr A = read_matrix_market_file(repo_root() + "common/checks/cg/data/spd100.mtx");
+    REQUIRE(A.rows == 100);
+    REQUIRE(A.nnz() == 848);
+    int shortest = A.rows, longest = 0;
+    for (int i = 0; i < A.rows; ++i) {
+        shortest = std::min(shortest, A.row_ptr[i + 1] - A.row_ptr[i]);
+        longest = std::max(longest, A.row_ptr[i + 1] - A.row_ptr[i]);
+    }
+    REQUIRE(shortest == 1);  // a row with its diagonal only: fewer nonzeros than an 8-lane sub-warp
+    REQUIRE(longest > 32);   // rows longer than 32 nonzeros: several passes of a sub-warp, > 8 quads
+    REQUIRE(first_nonpositive_diagonal(A) == -1);
+    for (uint64_t seed : {1u, 2u, 3u}) {  // x^T A x > 0: a hint of definiteness
+        const auto x = tut::random_vector<double>(size_t(A.rows), seed);
+        std::vector<double> ax(size_t(A.rows));
+        spmv_cpu(A, x.data(), ax.data());
+        double xax = 0.0;
+        for (int i = 0; i < A.rows; ++i) xax += x[i] * ax[i];
+        REQUIRE(xax > 0.0);
+    }
+    const auto b = make_rhs(A, 2024);
+    for (bool jacobi : {false, true}) {
+        const auto r = cg_cpu(A, b, 1e-6, 1000, jacobi);
+        INFO((jacobi ? "Jacobi PCG " : "CG ") << r.iterations << " iterations");
+        REQUIRE(r.outcome == Outcome::converged);
+        std::vector<float> x(r.x.begin(), r.x.end());
+        REQUIRE(true_relative_residual(A, b, x) < 2e-6);
+    }
+}
+
+TEST_CASE("cg lesson 08: the default problem fits on chip from 116 SMs on (512 rows, 8192 nonzeros per block)", "[cg]") {
+    // The rule of solutions/cg/08_persistent (one tile of ceil(n / SMs) rows per SM, at most
+    // 512 rows and 8192 nonzeros each), and the kSmsForResidentDefault its check uses.
+    const Csr A = default_matrix();
+    auto fits = [&](int sms) {
+        const int tile_rows = (A.rows + sms - 1) / sms;
+        int largest = 0;
+        for (int first = 0; first < A.rows; first += tile_rows)
+            largest = std::max(largest, A.row_ptr[std::min(A.rows, first + tile_rows)] - A.row_ptr[first]);
+        return tile_rows <= 512 && largest <= 8192;
+    };
+    REQUIRE_FALSE(fits(115));
+    for (int sms = 116; sms <= 200; ++sms) REQUIRE(fits(sms));
+}
+
+TEST_CASE("cg lesson 05's update_x_r_z: tut/cg_fused_update.hpp holds the same kernel as the solution", "[cg]") {
+    // Lessons 06 and 07 take the finished kernel from the header; lesson 05 has the student
+    // write it. The two texts must not drift apart.
+    const std::string signature = "__global__ void update_x_r_z(";
+    const std::string header = kernel_text(file_text(repo_root() + "common/include/tut/cg_fused_update.hpp"), signature);
+    const std::string lesson5 = kernel_text(file_text(repo_root() + "solutions/cg/05_fusion/fusion.cu"), signature);
+    REQUIRE(!header.empty());
+    REQUIRE(header == lesson5);
 }

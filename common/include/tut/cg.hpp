@@ -14,7 +14,8 @@
 /// The problems (see cg_matrix.hpp for the generator):
 /// - default: diffusion27 on 10 x 10 x 400, 40 000 rows, 939 232 nonzeros;
 /// - large:   diffusion27 on 128 x 128 x 128, 2 097 152 rows, 55 742 968 nonzeros;
-/// - --matrix FILE: any symmetric Matrix Market file (e.g. SuiteSparse bcsstk36).
+/// - --matrix FILE: any symmetric Matrix Market file (e.g. SuiteSparse bcsstk36, or the
+///   100-row common/checks/cg/data/spd100.mtx that the checks and sanitizer runs use).
 /// The right-hand side is b = A x* with x* uniform in [0, 1) (see make_rhs()).
 #pragma once
 
@@ -46,7 +47,7 @@ namespace tut::cg {
 
 /// The right-hand side for A: b = A x*, x* uniform in [0, 1) from `seed`, rounded to float.
 ///
-/// Why not b = 1 (the obvious choice, and what the scipy figures used)? On the
+/// Why not b = 1 (the obvious choice)? On the
 /// default bar, fixed at one end, b = 1 makes the solution grow like z^2 along the bar,
 /// so ||A|| ||x|| / ||b|| is huge and float cannot represent b - A x to better than
 /// about 0.1 relative: measured on the CPU in float, CG then stops (on its recursive
@@ -136,18 +137,38 @@ class Solver {
     /// GPU has finished (the result is known on the host).
     virtual SolveResult solve(const float* b, float* x) = 0;
     /// Enqueues one product with this solver's own SpMV on its own work vectors (after a
-    /// solve they hold non-zero data), for the "SpMV GB/s" column. Not synchronized.
-    virtual void spmv_once() = 0;
+    /// solve they hold non-zero data), for the "SpMV GB/s" column, and returns true. Not
+    /// synchronized. A solver whose SpMV lives inside a larger kernel (lesson 08) has none
+    /// to time alone: it keeps this default, which enqueues nothing and returns false.
+    virtual bool spmv_once() { return false; }
 };
 
 /// Builds a solver for A (host copy, for checks such as the diagonal; device copy, to use).
 using Factory = std::function<std::unique_ptr<Solver>(const Csr&, const DeviceMatrix&, const SolveOptions&)>;
 
+/// One variant of a lesson. Lessons set the fields by name:
+///
+///     tut::cg::Variant v;
+///     v.name = "fused";
+///     v.make = make_fused;          // builds the solver for a matrix
+///     v.uses_check_every = true;    // looks at the residual only every --check-every iterations
 struct Variant {
-    std::string name;
+    std::string name;               ///< short, lowercase: the table's row and --variant's value
     Factory make;
-    bool preconditioned = true;  ///< Jacobi PCG (lessons 2..8) or plain CG (lesson 1)
-    bool uses_check_every = false;
+    bool preconditioned = true;     ///< Jacobi PCG (lessons 2..9) or plain CG (lesson 1)
+    bool uses_check_every = false;  ///< the residual is looked at every k iterations (lessons 3-6)
+};
+
+/// What a lesson may add to the driver; both are optional.
+struct LessonExtras {
+    /// Adds the lesson's own options to the command line. Their values live in the
+    /// lesson's main(), which hands them (by reference) to this and to its variants'
+    /// factories; the driver parses them before it builds any solver.
+    std::function<void(Cli&)> add_options;
+    /// Runs once after the GPU check, before any problem is built: exits with
+    /// kSkipExitCode and a message when this GPU or driver lacks what the lesson needs, or
+    /// prints a note about what the lesson will leave out on it.
+    std::function<void(const char* program)> check_device;
 };
 
 /// y = A x with cuSPARSE's generic SpMV API (cusparseSpMV), the only CSR SpMV left since
@@ -344,6 +365,20 @@ inline std::vector<ProblemSource> problem_list(const ProblemOptions& p) {
     return {{p.problem}};
 }
 
+/// For a lesson that needs a newer CUDA driver than the toolkit requires (lesson 07's
+/// conditional graph nodes need 12.4): prints what is missing and exits with kSkipExitCode.
+/// `minimum` is in cudaDriverGetVersion()'s units (12040 for 12.4).
+inline void require_driver_version(const char* program, int minimum, const char* feature) {
+    int driver = 0;
+    if (cudaDriverGetVersion(&driver) == cudaSuccess && driver >= minimum) return;
+    std::fprintf(stderr,
+                 "SKIPPED: %s needs %s, which needs a CUDA driver of version %d.%d or newer; this one is %d.%d. "
+                 "Exit code %d means skipped.\n",
+                 program, feature, minimum / 1000, minimum % 1000 / 10, driver / 1000, driver % 1000 / 10,
+                 kSkipExitCode);
+    std::exit(kSkipExitCode);
+}
+
 /// Repeats for one problem: the large one costs ~100x the default per solve, so it gets
 /// fewer, to keep a run within the tour's ~15 s.
 inline void scale_repeats(const Csr& A, int& warmup, int& repeats) {
@@ -368,9 +403,9 @@ double wall_ms(F&& f) {
 /// The main() of every CG lesson: parse options, build the problem(s), then for each
 /// variant: build the solver, solve once and check the answer on the CPU, time the solve
 /// (median of the repeats), time its SpMV alone, print the table, append JSON records.
-/// `extra_options` lets a lesson add its own tuning options.
+/// `extras` adds the lesson's own options and its device check (see LessonExtras).
 inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std::vector<Variant>& variants,
-                       const std::function<void(Cli&)>& extra_options = {}) {
+                       const LessonExtras& extras = {}) {
     bool any_check_every = false;
     for (auto& v : variants) any_check_every |= v.uses_check_every;
     Cli cli(info.lesson, std::string(info.title) + "\nSolves A x = b with conjugate gradients in float on the GPU.");
@@ -378,7 +413,7 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
     add_problem_options(cli, po, any_check_every);
     RunOptions run;
     add_run_options(cli, run);
-    if (extra_options) extra_options(cli);
+    if (extras.add_options) extras.add_options(cli);
     cli.parse_or_exit(argc, argv);
     finish_run_options(run);
     if (!variant_is_known(info.lesson, run.variant, variants)) return kUsageExitCode;
@@ -394,6 +429,7 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
         }
     }
     require_gpu(info.lesson);
+    if (extras.check_device) extras.check_device(info.lesson);
 
     return guarded_main(info.lesson, [&] {
         const DeviceFacts dev = device_facts();
@@ -479,7 +515,7 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
                 const double us_per_iter = total_ms * 1e3 / iters;
 
                 double spmv_gbs = NAN;
-                if (!run.profile) {
+                if (!run.profile && solver->spmv_once()) {  // false: no SpMV of its own to time
                     NvtxRange r(range + "/spmv");
                     Timing t = time_gpu([&] { solver->spmv_once(); }, TimingOptions{3, 20, false});
                     spmv_gbs = spmv_bytes(A.rows, A.nnz()) / (t.median_ms * 1e-3) / 1e9;

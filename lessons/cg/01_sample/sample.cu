@@ -1,14 +1,16 @@
-// CG lesson 1: NVIDIA's CG sample, retold: cuBLAS for the vector work, cuSPARSE for
-// A p, host pointer mode, no preconditioner, the host in charge of every iteration.
+// CG lesson 01: NVIDIA's conjugate-gradient sample, retold. It adds the starting point of
+// the track: CG in float with cuBLAS for the vector work and cuSPARSE for A p, in host
+// pointer mode, no preconditioner. Every cublasSdot returns its result to a host variable,
+// so it waits for the GPU: host and GPU take turns twice per iteration, and the sample adds
+// a cudaDeviceSynchronize on top. That wait, not the SpMV, is what this lesson measures.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/cg/01_sample/sample.cu -lcublas -lcusparse -o sample
 // Run:  ./sample                 (--problem both adds the 2.1 M-row problem; --help for options)
 //
-// Every cublasSdot in host pointer mode returns its result to a host variable, so it
-// waits for the GPU: the host and the GPU take turns, twice per iteration, and the
-// sample adds a cudaDeviceSynchronize on top. That, not the SpMV, is what this lesson
-// measures.
+// In this file:
+//   SampleSolver::solve()   the CG loop, driven by the host (the exercise: the step along p)
+//   variant "host pointers"
 #include "tut/cg.hpp"
 #include "tut/check_cublas.hpp"
 
@@ -58,10 +60,15 @@ class SampleSolver final : public tut::cg::Solver {
             TUT_CUBLAS(cublasSdot(cublas_, n_, p_.get(), 1, q_.get(), 1, &pq));  // waits
             if (!(pq > 0.0f)) return finish(res, Outcome::not_positive_definite, -1, rr, bb);
             // TODO(exercise): take the step along p.
-            //   alpha = (r.r) / (p.q)   (rr holds r.r, pq holds p.q, both on the host)
-            //   x += alpha p            cublasSaxpy(cublas_, n_, &alpha, p_.get(), 1, x, 1)
-            //   r -= alpha q            cublasSaxpy with -alpha, q_ and r_
-            // Host pointer mode: alpha is a host float, passed by address.
+            //   Goal: move x along the search direction p by the step that makes the new
+            //   residual orthogonal to p, and bring the residual r = b - A x up to date.
+            //   You hold r.r (rr) and p.q = p.(A p) (pq) as host floats: the dot products
+            //   above waited for the GPU to produce them. q = A p is on the GPU.
+            //   Hints: the step length is a ratio of two numbers you already hold. Updating r
+            //   needs no second SpMV: how does b - A x change when x moves by a multiple of p?
+            //   In host pointer mode cuBLAS reads its scalar arguments from host memory at the
+            //   call. Until this is written, x and r never change, r.r never falls and every
+            //   solve runs to its iteration limit.
             rr_old = rr;
             TUT_CUBLAS(cublasSdot(cublas_, n_, r_.get(), 1, r_.get(), 1, &rr));  // waits
             TUT_CUDA(cudaDeviceSynchronize());  // the sample's sync at the end of every iteration
@@ -70,9 +77,10 @@ class SampleSolver final : public tut::cg::Solver {
         return finish(res, Outcome::max_iterations, -1, rr, bb);
     }
 
-    void spmv_once() override {
+    bool spmv_once() override {
         const float one = 1.0f, zero = 0.0f;
         spmv_->run(&one, &zero);
+        return true;
     }
 
   private:
@@ -101,7 +109,11 @@ std::unique_ptr<tut::cg::Solver> make_sample(const tut::cg::Csr& A, const tut::c
 
 namespace lesson {
 std::vector<tut::cg::Variant> cg_variants() {
-    return {{"cuBLAS+cuSPARSE, host pointers", make_sample, /*preconditioned=*/false}};
+    tut::cg::Variant sample;
+    sample.name = "host pointers";
+    sample.make = make_sample;
+    sample.preconditioned = false;  // plain CG, as the sample
+    return {sample};
 }
 }  // namespace lesson
 

@@ -1,15 +1,20 @@
-// CG lesson 4: our own dot-product kernel in place of cublasSdot.
+// CG lesson 04: our own dot-product kernel in place of cublasSdot. It adds a one-launch
+// dot product: a grid-stride loop, a sum over the block, and one atomicAdd per block into
+// the result. cublasSdot in device pointer mode is two launches (per-block partial sums,
+// then a final reduction) written for any length, stride and type; three dots per
+// iteration, so six launches become three. The result accumulates, so it must start at
+// zero: the kernel that consumes a dot product (update_alpha, update_beta) zeroes it.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/cg/04_own_dot/own_dot.cu -lcublas -lcusparse -o own_dot
 // Run:  ./own_dot               (--help for options)
 //
-// cublasSdot in device pointer mode is two launches (per-block partial sums, then a final
-// reduction) and is written for any length and stride. Ours is one launch: a grid-stride
-// loop, a reduction within the block, and one atomicAdd per block into the result. The
-// result must start at zero, so the kernel that consumes a dot product (update_alpha,
-// update_beta) also zeroes it for the next iteration. Three dots per iteration: six
-// launches become three.
+// In this file:
+//   dot_kernel                  *result += x . y, one launch (the exercise)
+//   block_sum                   the sum over a block, valid in thread 0
+//   update_alpha, update_beta   lesson 03's scalar kernels, now also zeroing the sums they read
+//   OwnDotSolver                lesson 03's loop with dot_kernel for cublasSdot
+//   variant "own dot"
 #include "tut/cg.hpp"
 #include "tut/check_cublas.hpp"
 
@@ -18,20 +23,9 @@ namespace {
 using tut::cg::Outcome;
 using tut::cg::SolveResult;
 
-constexpr int kBlock = 256;
+constexpr int kThreads = 256;  // threads per block of every kernel launched here
 enum Status : int { kRunning = 0, kConverged = 1, kNotPositiveDefinite = 2 };
 constexpr int kDotBlocksPerSm = 8;  // enough blocks to fill the GPU; few enough atomics
-
-// Everything the iteration needs to know, in device memory. Our dot kernel accumulates
-// into pq, rr and rz_new (each zeroed by the kernel that consumes it); cuBLAS and
-// cuSPARSE read alpha, beta from it.
-struct Scalars {
-    float pq, rr, rz, rz_new;           // p.q, r.r, r.z (current), r.z (new)
-    float alpha, minus_alpha, beta;
-    float bb, threshold;                // ||b||^2 and tol^2 ||b||^2
-    float rr_last;                      // the last ||r||^2, kept for the host (rr is zeroed)
-    int iteration, status, converged_at;
-};
 
 // Sum of v over the block; the result is valid in thread 0. blockDim.x: a multiple of 32.
 __device__ float block_sum(float v) {
@@ -50,14 +44,32 @@ __device__ float block_sum(float v) {
 // *result += x . y. *result must be zero (or a partial sum) before the launch.
 __global__ void dot_kernel(int n, const float* __restrict__ x, const float* __restrict__ y, float* result) {
     float sum = 0.0f;
-    // TODO(exercise): *result += x . y.
-    //   1. A grid-stride loop: each thread adds x[i] * y[i] into sum for i = its global
-    //      index, then every gridDim.x * blockDim.x further (the grid is smaller than n).
-    (void)n, (void)x, (void)y;
-    sum = block_sum(sum);  // adds up the block's threads: the total lands in thread 0
-    //   2. One atomicAdd(result, sum) per block, from thread 0.
-    (void)result;
+    // TODO(exercise): *result += x . y in this one launch.
+    //   The host fixes the grid (at most kDotBlocksPerSm blocks per SM: on a large vector
+    //   far fewer threads than elements), and every block adds into the same float.
+    //   Constraints: each product must be counted exactly once, whatever n and the grid
+    //   size; the partial sums must reach *result without a second kernel, and not with
+    //   one atomic per element (tens of thousands of atomics on one address serialise).
+    //   Hints: first let each thread add up its share of the products in `sum`, with
+    //   neighbouring threads reading neighbouring elements at every step. block_sum()
+    //   then adds up the block's threads (the next line). *result is zero when the kernel
+    //   starts: update_alpha and update_beta zero the sums they consume.
+    sum = block_sum(sum);  // the block's total, in thread 0
+    // TODO(exercise), continued: hand the block's total to *result, once per block.
+    //   Until both parts are written, every dot product is 0, ||b|| looks like 0, and the
+    //   solver stops at once with x = 0.
 }
+
+// Everything the iteration needs to know, in device memory. Our dot kernel accumulates
+// into pq, rr and rz_new (each zeroed by the kernel that consumes it); cuBLAS and
+// cuSPARSE read alpha, beta from it.
+struct Scalars {
+    float pq, rr, rz, rz_new;           // p.q, r.r, r.z (current), r.z (new)
+    float alpha, minus_alpha, beta;
+    float bb, threshold;                // ||b||^2 and tol^2 ||b||^2
+    float rr_last;                      // the last ||r||^2, kept for the host (rr is zeroed)
+    int iteration, status, converged_at;
+};
 
 __global__ void jacobi_apply(int n, const float* __restrict__ dinv, const float* __restrict__ r, float* __restrict__ z) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -120,7 +132,7 @@ class OwnDotSolver final : public tut::cg::Solver {
         int device = 0, sms = 0;
         TUT_CUDA(cudaGetDevice(&device));
         TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-        dot_blocks_ = std::max(1, std::min((n_ + kBlock - 1) / kBlock, kDotBlocksPerSm * sms));
+        dot_blocks_ = std::max(1, std::min((n_ + kThreads - 1) / kThreads, kDotBlocksPerSm * sms));
         TUT_CUBLAS(cublasCreate(&cublas_));
         TUT_CUSPARSE(cusparseCreate(&cusparse_));
         // Scalars are device pointers from now on: no call returns a value to the host.
@@ -166,7 +178,10 @@ class OwnDotSolver final : public tut::cg::Solver {
         return res;
     }
 
-    void spmv_once() override { spmv_->run(consts_.get(), consts_.get() + 1); }
+    bool spmv_once() override {
+        spmv_->run(consts_.get(), consts_.get() + 1);
+        return true;
+    }
 
   private:
     // One iteration, enqueued; nothing here waits for the GPU.
@@ -188,11 +203,11 @@ class OwnDotSolver final : public tut::cg::Solver {
         TUT_CUBLAS(cublasSaxpy(cublas_, n_, one, z_.get(), 1, p_.get(), 1));          //   + z
     }
     void precondition() {
-        jacobi_apply<<<(n_ + kBlock - 1) / kBlock, kBlock>>>(n_, dinv_.get(), r_.get(), z_.get());
+        jacobi_apply<<<(n_ + kThreads - 1) / kThreads, kThreads>>>(n_, dinv_.get(), r_.get(), z_.get());
         TUT_LAUNCH("jacobi_apply");
     }
     void dot(const float* a, const float* b, float* result) {
-        dot_kernel<<<dot_blocks_, kBlock>>>(n_, a, b, result);
+        dot_kernel<<<dot_blocks_, kThreads>>>(n_, a, b, result);
         TUT_LAUNCH("dot_kernel");
     }
 
@@ -208,7 +223,7 @@ class OwnDotSolver final : public tut::cg::Solver {
 };
 
 std::unique_ptr<tut::cg::Solver> make_own_dot(const tut::cg::Csr& A, const tut::cg::DeviceMatrix& dA,
-                                                      const tut::cg::SolveOptions& opt) {
+                                              const tut::cg::SolveOptions& opt) {
     const std::vector<float> dinv = tut::cg::inverse_diagonal(A);
     return std::make_unique<OwnDotSolver>(dA, dinv, opt);
 }
@@ -217,7 +232,11 @@ std::unique_ptr<tut::cg::Solver> make_own_dot(const tut::cg::Csr& A, const tut::
 
 namespace lesson {
 std::vector<tut::cg::Variant> cg_variants() {
-    return {{"own dot kernel, check every k", make_own_dot, true, /*uses_check_every=*/true}};
+    tut::cg::Variant own_dot;
+    own_dot.name = "own dot";
+    own_dot.make = make_own_dot;
+    own_dot.uses_check_every = true;  // the host looks every --check-every iterations
+    return {own_dot};
 }
 }  // namespace lesson
 

@@ -1,13 +1,17 @@
-// CG lesson 2: the Jacobi (diagonal) preconditioner, with the loop ordered like Eigen's.
+// CG lesson 02: the Jacobi (diagonal) preconditioner, with the loop ordered like Eigen's.
+// It adds z = D^-1 r: each iteration scales the residual by the inverse diagonal and builds
+// the next search direction from z, with r.z in place of r.r. On a matrix whose rows are
+// scaled very differently (here: coefficients over two decades) that cuts the iterations
+// by about 1.7x; the host still waits for every dot product, now one more per iteration.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/cg/02_jacobi/jacobi.cu -lcublas -lcusparse -o jacobi
 // Run:  ./jacobi                 (--help for options)
 //
-// Preconditioned CG solves M^-1 A x = M^-1 b with M = diag(A): each iteration adds one
-// elementwise product z = D^-1 r and one more dot product (r.z). On a matrix whose rows
-// are scaled very differently (here: coefficients over two decades) that cuts the
-// iterations by ~1.7x; the host still waits for every dot product.
+// In this file:
+//   jacobi_apply            z = D^-1 r, one thread per row
+//   JacobiSolver::solve()   the preconditioned loop (the exercise: the new direction p from z)
+//   variant "jacobi"
 #include "tut/cg.hpp"
 #include "tut/check_cublas.hpp"
 
@@ -16,7 +20,7 @@ namespace {
 using tut::cg::Outcome;
 using tut::cg::SolveResult;
 
-constexpr int kBlock = 256;
+constexpr int kThreads = 256;  // threads per block of jacobi_apply
 
 // z = D^-1 r, elementwise. One thread per row.
 __global__ void jacobi_apply(int n, const float* __restrict__ dinv, const float* __restrict__ r, float* __restrict__ z) {
@@ -77,14 +81,15 @@ class JacobiSolver final : public tut::cg::Solver {
         return finish(res, Outcome::max_iterations, -1, rr, bb);
     }
 
-    void spmv_once() override {
+    bool spmv_once() override {
         const float one = 1.0f, zero = 0.0f;
         spmv_->run(&one, &zero);
+        return true;
     }
 
   private:
     void precondition() {
-        jacobi_apply<<<(n_ + kBlock - 1) / kBlock, kBlock>>>(n_, dinv_.get(), r_.get(), z_.get());
+        jacobi_apply<<<(n_ + kThreads - 1) / kThreads, kThreads>>>(n_, dinv_.get(), r_.get(), z_.get());
         TUT_LAUNCH("jacobi_apply");
     }
     static SolveResult finish(SolveResult res, Outcome o, int converged_at, double rr, double bb) {
@@ -112,7 +117,12 @@ std::unique_ptr<tut::cg::Solver> make_jacobi(const tut::cg::Csr& A, const tut::c
 }  // namespace
 
 namespace lesson {
-std::vector<tut::cg::Variant> cg_variants() { return {{"Jacobi PCG, host pointers", make_jacobi}}; }
+std::vector<tut::cg::Variant> cg_variants() {
+    tut::cg::Variant jacobi;
+    jacobi.name = "jacobi";
+    jacobi.make = make_jacobi;  // preconditioned (the default)
+    return {jacobi};
+}
 }  // namespace lesson
 
 #ifndef TUT_NO_MAIN

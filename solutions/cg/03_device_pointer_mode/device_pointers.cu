@@ -1,17 +1,19 @@
-// CG lesson 3: device pointer mode. The scalars (dot products, alpha, beta) stay in device
-// memory, so no cuBLAS or cuSPARSE call waits for the GPU; the host copies the state back
-// only every k iterations (the story used 20) to see whether the solve is over.
+// CG lesson 03: device pointer mode. It adds a loop the host no longer waits on: the
+// scalars (dot products, alpha, beta) stay in device memory, two one-thread kernels compute
+// alpha and beta on the GPU, and the host copies the state back only every k iterations
+// (the story used 20) to see whether the solve is over. The price: the host learns of
+// convergence up to k - 1 iterations late, so those iterations must change nothing.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/cg/03_device_pointer_mode/device_pointers.cu -lcublas -lcusparse -o device_pointers
 // Run:  ./device_pointers --check-every 20      (--help for options)
 //
-// With host pointers (lessons 1-2) every cublasSdot returns its result to the host, so it
-// waits for the GPU to drain, and alpha and beta are computed on the CPU in between: the
-// GPU idles for a host round trip several times per iteration. Here two one-thread
-// kernels compute alpha and beta on the device and the host only enqueues work. The
-// price: the host learns of convergence up to k - 1 iterations late. Those extra
-// iterations change nothing (alpha = beta = 0 once the solve is over) but still cost time.
+// In this file:
+//   update_alpha, update_beta   one-thread kernels: the scalar steps and the stopping
+//                               rule on the device (the exercise)
+//   start_scalars, jacobi_apply set-up, z = D^-1 r
+//   DevicePointerSolver         enqueues k iterations, then one copy back
+//   variant "device pointers"
 #include "tut/cg.hpp"
 #include "tut/check_cublas.hpp"
 
@@ -20,7 +22,7 @@ namespace {
 using tut::cg::Outcome;
 using tut::cg::SolveResult;
 
-constexpr int kBlock = 256;
+constexpr int kThreads = 256;  // threads per block of jacobi_apply
 enum Status : int { kRunning = 0, kConverged = 1, kNotPositiveDefinite = 2 };
 
 // Everything the iteration needs to know, in device memory. cuBLAS writes the dot
@@ -31,20 +33,6 @@ struct Scalars {
     float bb, threshold;                // ||b||^2 and tol^2 ||b||^2
     int iteration, status, converged_at;
 };
-
-__global__ void jacobi_apply(int n, const float* __restrict__ dinv, const float* __restrict__ r, float* __restrict__ z) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) z[i] = dinv[i] * r[i];
-}
-
-// After the first dot products: remember ||b||^2, set the threshold, maybe already done.
-__global__ void start_scalars(Scalars* s, float tol2) {
-    s->bb = s->rr;
-    s->threshold = tol2 * s->rr;
-    s->iteration = 0;
-    s->status = s->rr <= s->threshold ? kConverged : kRunning;
-    s->converged_at = s->status == kConverged ? 0 : -1;
-}
 
 // alpha = r.z / p.q. Once the solve is over, alpha = 0: the iterations the host runs
 // before it notices leave x and r as they are. p.q <= 0 means A is not positive definite.
@@ -77,6 +65,21 @@ __global__ void update_beta(Scalars* s) {
     }
     s->beta = s->rz_new / s->rz;
     s->rz = s->rz_new;
+}
+
+// After the first dot products: remember ||b||^2, set the threshold, maybe already done.
+__global__ void start_scalars(Scalars* s, float tol2) {
+    s->bb = s->rr;
+    s->threshold = tol2 * s->rr;
+    s->iteration = 0;
+    s->status = s->rr <= s->threshold ? kConverged : kRunning;
+    s->converged_at = s->status == kConverged ? 0 : -1;
+}
+
+// z = D^-1 r, elementwise. One thread per row.
+__global__ void jacobi_apply(int n, const float* __restrict__ dinv, const float* __restrict__ r, float* __restrict__ z) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) z[i] = dinv[i] * r[i];
 }
 
 class DevicePointerSolver final : public tut::cg::Solver {
@@ -129,7 +132,10 @@ class DevicePointerSolver final : public tut::cg::Solver {
         return res;
     }
 
-    void spmv_once() override { spmv_->run(consts_.get(), consts_.get() + 1); }
+    bool spmv_once() override {
+        spmv_->run(consts_.get(), consts_.get() + 1);
+        return true;
+    }
 
   private:
     // One iteration, enqueued; nothing here waits for the GPU.
@@ -151,7 +157,7 @@ class DevicePointerSolver final : public tut::cg::Solver {
         TUT_CUBLAS(cublasSaxpy(cublas_, n_, one, z_.get(), 1, p_.get(), 1));          //   + z
     }
     void precondition() {
-        jacobi_apply<<<(n_ + kBlock - 1) / kBlock, kBlock>>>(n_, dinv_.get(), r_.get(), z_.get());
+        jacobi_apply<<<(n_ + kThreads - 1) / kThreads, kThreads>>>(n_, dinv_.get(), r_.get(), z_.get());
         TUT_LAUNCH("jacobi_apply");
     }
 
@@ -175,7 +181,11 @@ std::unique_ptr<tut::cg::Solver> make_device_pointers(const tut::cg::Csr& A, con
 
 namespace lesson {
 std::vector<tut::cg::Variant> cg_variants() {
-    return {{"device pointers, check every k", make_device_pointers, true, /*uses_check_every=*/true}};
+    tut::cg::Variant device_pointers;
+    device_pointers.name = "device pointers";
+    device_pointers.make = make_device_pointers;
+    device_pointers.uses_check_every = true;  // the host looks every --check-every iterations
+    return {device_pointers};
 }
 }  // namespace lesson
 

@@ -1,15 +1,20 @@
-// CG lesson 4: our own dot-product kernel in place of cublasSdot.
+// CG lesson 04: our own dot-product kernel in place of cublasSdot. It adds a one-launch
+// dot product: a grid-stride loop, a sum over the block, and one atomicAdd per block into
+// the result. cublasSdot in device pointer mode is two launches (per-block partial sums,
+// then a final reduction) written for any length, stride and type; three dots per
+// iteration, so six launches become three. The result accumulates, so it must start at
+// zero: the kernel that consumes a dot product (update_alpha, update_beta) zeroes it.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/cg/04_own_dot/own_dot.cu -lcublas -lcusparse -o own_dot
 // Run:  ./own_dot               (--help for options)
 //
-// cublasSdot in device pointer mode is two launches (per-block partial sums, then a final
-// reduction) and is written for any length and stride. Ours is one launch: a grid-stride
-// loop, a reduction within the block, and one atomicAdd per block into the result. The
-// result must start at zero, so the kernel that consumes a dot product (update_alpha,
-// update_beta) also zeroes it for the next iteration. Three dots per iteration: six
-// launches become three.
+// In this file:
+//   dot_kernel                  *result += x . y, one launch (the exercise)
+//   block_sum                   the sum over a block, valid in thread 0
+//   update_alpha, update_beta   lesson 03's scalar kernels, now also zeroing the sums they read
+//   OwnDotSolver                lesson 03's loop with dot_kernel for cublasSdot
+//   variant "own dot"
 #include "tut/cg.hpp"
 #include "tut/check_cublas.hpp"
 
@@ -18,20 +23,9 @@ namespace {
 using tut::cg::Outcome;
 using tut::cg::SolveResult;
 
-constexpr int kBlock = 256;
+constexpr int kThreads = 256;  // threads per block of every kernel launched here
 enum Status : int { kRunning = 0, kConverged = 1, kNotPositiveDefinite = 2 };
 constexpr int kDotBlocksPerSm = 8;  // enough blocks to fill the GPU; few enough atomics
-
-// Everything the iteration needs to know, in device memory. Our dot kernel accumulates
-// into pq, rr and rz_new (each zeroed by the kernel that consumes it); cuBLAS and
-// cuSPARSE read alpha, beta from it.
-struct Scalars {
-    float pq, rr, rz, rz_new;           // p.q, r.r, r.z (current), r.z (new)
-    float alpha, minus_alpha, beta;
-    float bb, threshold;                // ||b||^2 and tol^2 ||b||^2
-    float rr_last;                      // the last ||r||^2, kept for the host (rr is zeroed)
-    int iteration, status, converged_at;
-};
 
 // Sum of v over the block; the result is valid in thread 0. blockDim.x: a multiple of 32.
 __device__ float block_sum(float v) {
@@ -51,9 +45,20 @@ __device__ float block_sum(float v) {
 __global__ void dot_kernel(int n, const float* __restrict__ x, const float* __restrict__ y, float* result) {
     float sum = 0.0f;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) sum += x[i] * y[i];
-    sum = block_sum(sum);
+    sum = block_sum(sum);  // the block's total, in thread 0
     if (threadIdx.x == 0) atomicAdd(result, sum);  // one atomic per block, not per element
 }
+
+// Everything the iteration needs to know, in device memory. Our dot kernel accumulates
+// into pq, rr and rz_new (each zeroed by the kernel that consumes it); cuBLAS and
+// cuSPARSE read alpha, beta from it.
+struct Scalars {
+    float pq, rr, rz, rz_new;           // p.q, r.r, r.z (current), r.z (new)
+    float alpha, minus_alpha, beta;
+    float bb, threshold;                // ||b||^2 and tol^2 ||b||^2
+    float rr_last;                      // the last ||r||^2, kept for the host (rr is zeroed)
+    int iteration, status, converged_at;
+};
 
 __global__ void jacobi_apply(int n, const float* __restrict__ dinv, const float* __restrict__ r, float* __restrict__ z) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -116,7 +121,7 @@ class OwnDotSolver final : public tut::cg::Solver {
         int device = 0, sms = 0;
         TUT_CUDA(cudaGetDevice(&device));
         TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-        dot_blocks_ = std::max(1, std::min((n_ + kBlock - 1) / kBlock, kDotBlocksPerSm * sms));
+        dot_blocks_ = std::max(1, std::min((n_ + kThreads - 1) / kThreads, kDotBlocksPerSm * sms));
         TUT_CUBLAS(cublasCreate(&cublas_));
         TUT_CUSPARSE(cusparseCreate(&cusparse_));
         // Scalars are device pointers from now on: no call returns a value to the host.
@@ -162,7 +167,10 @@ class OwnDotSolver final : public tut::cg::Solver {
         return res;
     }
 
-    void spmv_once() override { spmv_->run(consts_.get(), consts_.get() + 1); }
+    bool spmv_once() override {
+        spmv_->run(consts_.get(), consts_.get() + 1);
+        return true;
+    }
 
   private:
     // One iteration, enqueued; nothing here waits for the GPU.
@@ -184,11 +192,11 @@ class OwnDotSolver final : public tut::cg::Solver {
         TUT_CUBLAS(cublasSaxpy(cublas_, n_, one, z_.get(), 1, p_.get(), 1));          //   + z
     }
     void precondition() {
-        jacobi_apply<<<(n_ + kBlock - 1) / kBlock, kBlock>>>(n_, dinv_.get(), r_.get(), z_.get());
+        jacobi_apply<<<(n_ + kThreads - 1) / kThreads, kThreads>>>(n_, dinv_.get(), r_.get(), z_.get());
         TUT_LAUNCH("jacobi_apply");
     }
     void dot(const float* a, const float* b, float* result) {
-        dot_kernel<<<dot_blocks_, kBlock>>>(n_, a, b, result);
+        dot_kernel<<<dot_blocks_, kThreads>>>(n_, a, b, result);
         TUT_LAUNCH("dot_kernel");
     }
 
@@ -204,7 +212,7 @@ class OwnDotSolver final : public tut::cg::Solver {
 };
 
 std::unique_ptr<tut::cg::Solver> make_own_dot(const tut::cg::Csr& A, const tut::cg::DeviceMatrix& dA,
-                                                      const tut::cg::SolveOptions& opt) {
+                                              const tut::cg::SolveOptions& opt) {
     const std::vector<float> dinv = tut::cg::inverse_diagonal(A);
     return std::make_unique<OwnDotSolver>(dA, dinv, opt);
 }
@@ -213,7 +221,11 @@ std::unique_ptr<tut::cg::Solver> make_own_dot(const tut::cg::Csr& A, const tut::
 
 namespace lesson {
 std::vector<tut::cg::Variant> cg_variants() {
-    return {{"own dot kernel, check every k", make_own_dot, true, /*uses_check_every=*/true}};
+    tut::cg::Variant own_dot;
+    own_dot.name = "own dot";
+    own_dot.make = make_own_dot;
+    own_dot.uses_check_every = true;  // the host looks every --check-every iterations
+    return {own_dot};
 }
 }  // namespace lesson
 

@@ -1,166 +1,42 @@
-// CG lesson 5: kernel fusion. Per iteration: three kernels, where lesson 4 ran eleven
-// launches (cusparseSpMV, three dots, two scalar kernels, the Jacobi kernel, three axpys
-// and a scal).
+// CG lesson 05: kernel fusion. It adds an iteration of three kernels of our own, each
+// walking its data once, where lesson 04 made eleven calls from the host per iteration
+// (cusparseSpMV, three dots, two scalar kernels, the Jacobi kernel, two axpys, a scal and
+// an axpy; cusparseSpMV alone is three kernels on the GPU, so thirteen kernels in all).
+// At 40 000 rows each of those is a few microseconds of launch and ramp-up around well
+// under a microsecond of memory traffic, so the iteration cost what its launches cost.
+// Fusing work that walks the same rows removes launches, and the round trips through
+// memory of values another kernel has just written.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/cg/05_fusion/fusion.cu -o fusion
 // Run:  ./fusion --problem both     (--help for options)
 //
-// At 40 000 rows every vector operation is a few microseconds of launch and ramp-up
-// around well under a microsecond of memory traffic, so the iteration costs about as much
-// as the launches it makes. Fusing work that walks the same index range into one kernel
-// removes launches and also the round trips of temporaries through memory:
-//   1. spmv_pq_alpha: q = A p with our own SpMV, p.q as each row's q is made, and the
-//                     last block to finish computes alpha (update scalars);
-//   2. update_x_r_z:  x += alpha p, r -= alpha q, z = D^-1 r, and both dots r.z and r.r
-//                     in the same pass; the last block tests convergence and computes beta;
-//   3. update_p:      p = z + beta p.
-// The SpMV is ours because a library call cannot take a dot product along; and at this
-// size cusparseSpMV costs more than our whole kernel (9-13 us of host time per call on an
-// H200, against about 4 us for a launch of ours).
-// "The last block to finish" (atomicInc on a counter after a __threadfence) replaces the
-// one-thread scalar kernels of lessons 3-4: the block that sees the counter reach
-// gridDim.x - 1 knows every partial sum is in, so the scalar update needs no launch.
+// In this file:
+//   update_x_r_z    x += alpha p, r -= alpha q, z = D^-1 r and both dots r.z, r.r in one
+//                   pass; the last block to finish tests convergence and computes beta
+//                   (the exercise)
+//   FusedSolver     three launches per iteration, the residual looked at every k
+//   variant "fused"
+// In tut/cg_fused.hpp (shared with lessons 06 and 07; read spmv_pq_alpha first, it is the
+// worked example of the same pattern):
+//   spmv_pq_alpha   q = A p with our own SpMV, p.q as each row's q is made, and the last
+//                   block computes alpha (a library SpMV cannot take a dot product along;
+//                   at this size cusparseSpMV also costs more than our whole kernel)
+//   update_p        p = z + beta p
+//   start, block_sum, last_block, Scalars
+// "The last block to finish" (an atomicAdd on a counter after a __threadfence) replaces
+// the one-thread scalar kernels of lessons 03-04: the block that draws the last ticket
+// knows every partial sum is in, so the scalar step needs no launch of its own.
 #include "tut/cg.hpp"
+#include "tut/cg_fused.hpp"
 
 namespace {
 
-using tut::cg::Outcome;
+using namespace tut::cg::fused;  // Scalars, block_sum, last_block, start, spmv_pq_alpha, update_p, ...
 using tut::cg::SolveResult;
 
-constexpr int kBlock = 256;
-constexpr int kBlocksPerSm = 8;
-enum Status : int { kRunning = 0, kConverged = 1, kNotPositiveDefinite = 2 };
-
-struct Scalars {
-    float pq, rr, rz, rz_new;           // dot products being accumulated / their results
-    float alpha, beta;
-    float bb, threshold;
-    float rr_last;
-    int iteration, status, converged_at;
-    unsigned blocks_done;               // for the last-block pattern; back to 0 after each use
-};
-
-__device__ float warp_sum(float v) {
-    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
-    return v;
-}
-
-// Sums a and b over the block (two reductions for the price of one __syncthreads pair).
-// The results are valid in thread 0.
-__device__ void block_sum2(float& a, float& b) {
-    __shared__ float2 warp_sums[32];
-    a = warp_sum(a);
-    b = warp_sum(b);
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    if (lane == 0) warp_sums[warp] = make_float2(a, b);
-    __syncthreads();
-    if (warp == 0) {
-        const float2 w = lane < int(blockDim.x / 32) ? warp_sums[lane] : make_float2(0.0f, 0.0f);
-        a = warp_sum(w.x);
-        b = warp_sum(w.y);
-    }
-}
-
-// Called by thread 0 of every block after its atomicAdds; true in exactly one block, the
-// last to get here, which then sees every block's contribution. The __threadfence
-// orders this block's atomicAdds before its count.
-__device__ bool last_block(unsigned* blocks_done) {
-    __threadfence();
-    const unsigned ticket = atomicAdd(blocks_done, 1u);
-    const bool last = ticket == gridDim.x - 1;
-    if (last) *blocks_done = 0;  // everyone has counted: reset for the next use
-    return last;
-}
-
-// Before the loop: x = 0, r = b, z = D^-1 r, p = z, r.z and r.r; the last block sets the
-// threshold. *s must be zero.
-__global__ void start(int n, const float* __restrict__ b, const float* __restrict__ dinv, float* __restrict__ x,
-                      float* __restrict__ r, float* __restrict__ z, float* __restrict__ p, Scalars* s, float tol2) {
-    float rz = 0.0f, rr = 0.0f;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        const float ri = b[i], zi = dinv[i] * ri;
-        x[i] = 0.0f;
-        r[i] = ri;
-        z[i] = zi;
-        p[i] = zi;
-        rz += ri * zi;
-        rr += ri * ri;
-    }
-    block_sum2(rz, rr);
-    if (threadIdx.x == 0) {
-        atomicAdd(&s->rz, rz);
-        atomicAdd(&s->rr, rr);
-        if (last_block(&s->blocks_done)) {
-            const float bb = __ldcg(&s->rr);
-            s->bb = s->rr_last = bb;
-            s->threshold = tol2 * bb;
-            s->status = bb <= s->threshold ? kConverged : kRunning;
-            s->converged_at = s->status == kConverged ? 0 : -1;
-            s->rr = 0.0f;
-        }
-    }
-}
-
-// q = A p with our own CSR SpMV, p.q in the same pass, and the last block computes alpha
-// (0 once the solve is over) and flags p.q <= 0. A sub-warp of kLanes lanes takes a row:
-// lane l adds nonzeros l, l + kLanes, ..., loading kUnroll of them before using any, so
-// that independent loads are in flight together. Whole warps loop together (the width-
-// kLanes shuffles need all 32 lanes). The matrix is read through the read-only path
-// (__ldg): it does not change during the kernel.
-constexpr int kLanes = 8, kUnroll = 4;
-
-__global__ void __launch_bounds__(kBlock, kBlocksPerSm)
-    spmv_pq_alpha(tut::cg::DeviceCsr A, const float* __restrict__ p, float* __restrict__ q, Scalars* s) {
-    const int tid = blockIdx.x * blockDim.x + threadIdx.x, threads = gridDim.x * blockDim.x;
-    const int lane = tid % kLanes, groups = threads / kLanes;
-    float pq = 0.0f, unused = 0.0f;
-    for (int row = tid / kLanes, first = (tid / 32) * (32 / kLanes); first < A.n; row += groups, first += groups) {
-        int begin = 0, end = 0;
-        if (row < A.n) {
-            begin = __ldg(A.row_ptr + row);
-            end = __ldg(A.row_ptr + row + 1);
-        }
-        float sum = 0.0f;
-        for (int base = begin + lane; base < end; base += kLanes * kUnroll) {
-            float value[kUnroll];
-            int column[kUnroll];
-#pragma unroll
-            for (int j = 0; j < kUnroll; ++j) {
-                const int k = base + j * kLanes;
-                value[j] = k < end ? __ldg(A.values + k) : 0.0f;
-                column[j] = k < end ? __ldg(A.col_idx + k) : 0;
-            }
-#pragma unroll
-            for (int j = 0; j < kUnroll; ++j) sum += value[j] * p[column[j]];
-        }
-        for (int offset = kLanes / 2; offset > 0; offset >>= 1)
-            sum += __shfl_xor_sync(0xffffffffu, sum, offset, kLanes);
-        if (lane == 0 && row < A.n) {
-            q[row] = sum;
-            pq += p[row] * sum;
-        }
-    }
-    block_sum2(pq, unused);
-    if (threadIdx.x == 0) {
-        atomicAdd(&s->pq, pq);
-        if (last_block(&s->blocks_done)) {
-            const float total = __ldcg(&s->pq);
-            s->pq = 0.0f;
-            s->alpha = 0.0f;
-            if (s->status == kRunning) {
-                s->iteration++;
-                if (total > 0.0f)
-                    s->alpha = s->rz / total;
-                else
-                    s->status = kNotPositiveDefinite;  // also NaN
-            }
-        }
-    }
-}
-
-// x += alpha p; r -= alpha q; z = D^-1 r; r.z and r.r. The last block tests convergence
-// and computes beta (0 once the solve is over).
+// x += alpha p; r -= alpha q; z = D^-1 r; r.z and r.r, in one pass over the rows. The last
+// block tests convergence and computes beta (0 once the solve is over).
 __global__ void update_x_r_z(int n, const float* __restrict__ p, const float* __restrict__ q,
                              const float* __restrict__ dinv, float* __restrict__ x, float* __restrict__ r,
                              float* __restrict__ z, Scalars* s) {
@@ -175,7 +51,7 @@ __global__ void update_x_r_z(int n, const float* __restrict__ p, const float* __
         rz += ri * zi;
         rr += ri * ri;
     }
-    block_sum2(rz, rr);
+    block_sum(rz, rr);
     if (threadIdx.x == 0) {
         atomicAdd(&s->rz_new, rz);
         atomicAdd(&s->rr, rr);
@@ -197,30 +73,20 @@ __global__ void update_x_r_z(int n, const float* __restrict__ p, const float* __
     }
 }
 
-// p = z + beta p.
-__global__ void update_p(int n, const float* __restrict__ z, float* __restrict__ p, const Scalars* s) {
-    const float beta = s->beta;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) p[i] = z[i] + beta * p[i];
-}
-
 class FusedSolver final : public tut::cg::Solver {
   public:
     FusedSolver(const tut::cg::DeviceMatrix& A, const std::vector<float>& dinv, const tut::cg::SolveOptions& opt)
-        : n_(A.n()), opt_(opt), dinv_(dinv), r_(size_t(n_)), z_(size_t(n_)), p_(size_t(n_)), q_(size_t(n_)),
-          A_(A.view()), scalars_(1) {
-        int device = 0, sms = 0;
-        TUT_CUDA(cudaGetDevice(&device));
-        TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-        blocks_ = std::max(1, std::min((n_ + kBlock - 1) / kBlock, kBlocksPerSm * sms));
-        spmv_blocks_ = std::max(1, std::min(int((int64_t(n_) * kLanes + kBlock - 1) / kBlock), kBlocksPerSm * sms));
-    }
+        : n_(A.n()), opt_(opt), grid_(fused_grid(A.n())), dinv_(dinv), r_(size_t(n_)), z_(size_t(n_)),
+          p_(size_t(n_)), q_(size_t(n_)), A_(A.view()), scalars_(1) {}
+
     SolveResult solve(const float* b, float* x) override {
         Scalars* s = scalars_.get();
         TUT_CUDA(cudaMemsetAsync(s, 0, sizeof(Scalars)));
-        start<<<blocks_, kBlock>>>(n_, b, dinv_.get(), x, r_.get(), z_.get(), p_.get(), s,
-                                   float(opt_.tolerance * opt_.tolerance));
+        start<<<grid_.blocks, kThreads>>>(n_, b, dinv_.get(), x, r_.get(), z_.get(), p_.get(), s,
+                                          float(opt_.tolerance * opt_.tolerance));
         TUT_LAUNCH("start");
 
+        // Enqueue k iterations, then one copy back (the only wait) to look at the status.
         int performed = 0;
         Scalars h{};
         while (performed < opt_.max_iterations) {
@@ -230,40 +96,34 @@ class FusedSolver final : public tut::cg::Solver {
             TUT_CUDA(cudaMemcpy(&h, s, sizeof(Scalars), cudaMemcpyDeviceToHost));
             if (h.status != kRunning) break;
         }
-        SolveResult res;
-        res.iterations = performed;
-        res.converged_at = h.converged_at;
-        res.outcome = h.status == kConverged             ? Outcome::converged
-                      : h.status == kNotPositiveDefinite ? Outcome::not_positive_definite
-                                                         : Outcome::max_iterations;
-        res.residual = h.bb > 0 ? std::sqrt(double(h.rr_last) / h.bb) : 0.0;
-        return res;
+        return fused_result(h, performed);
     }
 
     // The fused SpMV kernel alone. After a solve the status is no longer "running", so
     // it leaves the solver's scalars as they were (alpha 0, p.q reset).
-    void spmv_once() override {
-        spmv_pq_alpha<<<spmv_blocks_, kBlock>>>(A_, p_.get(), q_.get(), scalars_.get());
+    bool spmv_once() override {
+        spmv_pq_alpha<<<grid_.spmv_blocks, kThreads>>>(A_, p_.get(), q_.get(), scalars_.get());
         TUT_LAUNCH("spmv_pq_alpha");
+        return true;
     }
 
   private:
     // Three kernels, enqueued; nothing here waits for the GPU.
     void iteration(float* x) {
         Scalars* s = scalars_.get();
-        spmv_pq_alpha<<<spmv_blocks_, kBlock>>>(A_, p_.get(), q_.get(), s);
+        spmv_pq_alpha<<<grid_.spmv_blocks, kThreads>>>(A_, p_.get(), q_.get(), s);
         TUT_LAUNCH("spmv_pq_alpha");
-        update_x_r_z<<<blocks_, kBlock>>>(n_, p_.get(), q_.get(), dinv_.get(), x, r_.get(), z_.get(), s);
+        update_x_r_z<<<grid_.blocks, kThreads>>>(n_, p_.get(), q_.get(), dinv_.get(), x, r_.get(), z_.get(), s);
         TUT_LAUNCH("update_x_r_z");
-        update_p<<<blocks_, kBlock>>>(n_, z_.get(), p_.get(), s);
+        update_p<<<grid_.blocks, kThreads>>>(n_, z_.get(), p_.get(), s);
         TUT_LAUNCH("update_p");
     }
 
     int n_;
-    int blocks_ = 1, spmv_blocks_ = 1;
-    tut::cg::DeviceCsr A_;
     tut::cg::SolveOptions opt_;
+    FusedGrid grid_;
     tut::DeviceBuffer<float> dinv_, r_, z_, p_, q_;
+    tut::cg::DeviceCsr A_;
     tut::DeviceBuffer<Scalars> scalars_;
 };
 
@@ -277,7 +137,11 @@ std::unique_ptr<tut::cg::Solver> make_fused(const tut::cg::Csr& A, const tut::cg
 
 namespace lesson {
 std::vector<tut::cg::Variant> cg_variants() {
-    return {{"3 fused kernels, check every k", make_fused, true, /*uses_check_every=*/true}};
+    tut::cg::Variant fused;
+    fused.name = "fused";
+    fused.make = make_fused;
+    fused.uses_check_every = true;  // the host looks every --check-every iterations
+    return {fused};
 }
 }  // namespace lesson
 
