@@ -118,7 +118,7 @@ double component(const T& v, int c) {
 ///     tut::reduction::Variant<double> v;
 ///     v.name = "double, atomic per warp";
 ///     v.run = run_per_warp<double>;
-///     v.depth = depth_per_warp;
+///     v.depth = depth_per_warp<double>;
 ///     v.kernel = tut::reduction::kernel_id(reduce_atomic_per_warp<double>);
 template <class T>
 struct Variant {
