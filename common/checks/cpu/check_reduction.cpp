@@ -169,6 +169,30 @@ TEST_CASE("reduction: multi-pass workspace and depth", "[reduction]") {
     CHECK(red::grid_stride_depth(size_t(1) << 26, fixed_grid, 256) == (256 + 8) + (4 + 8));
 }
 
+TEST_CASE("reduction: a multi-pass variant's scratch, and the variants of one type", "[reduction]") {
+    // multi_pass_variant() fills in run() and workspace_bytes(); the scratch is that of
+    // multi_pass_workspace_bytes() for the same blocks_for. Nothing is launched here.
+    auto no_launch = [](const double*, size_t, double*, size_t) {};
+    const red::Variant<double> v = red::multi_pass_variant<double>(blocks_of_256, no_launch);
+    REQUIRE(v.run);
+    REQUIRE(v.workspace_bytes);
+    CHECK_FALSE(v.depth);  // the lesson sets the name, the depth and the kernel
+    CHECK(v.kernel == nullptr);
+    for (size_t n : {size_t(0), size_t(1), size_t(257), size_t(1000003), size_t(1) << 26})
+        CHECK(v.workspace_bytes(n) == red::multi_pass_workspace_bytes<double>(n, blocks_of_256));
+    CHECK_THROWS_AS(v.workspace_bytes(red::kMaxN + 1), tut::Unsupported);
+    CHECK_THROWS_AS(v.run(nullptr, red::kMaxN + 1, nullptr, nullptr), tut::Unsupported);
+
+    red::Variants all;
+    red::Variant<float> f;
+    f.name = "float";
+    all.f32 = {f};
+    CHECK(all.of<float>().size() == 1);
+    CHECK(all.of<float>().front().name == "float");
+    CHECK(all.of<double>().empty());
+    CHECK(all.of<cuDoubleComplex>().empty());
+}
+
 TEST_CASE("reduction: type names and roundoff", "[reduction]") {
     CHECK(std::string(red::type_name<double>()) == "double");
     CHECK(std::string(red::type_name<cuDoubleComplex>()) == "complex");

@@ -1,4 +1,4 @@
-// Checks for reduction/06_complete_unroll (complete unrolling, template block sizes 128, 256, 512): every type, n = 0 .. 2^26, refusal above 2^30.
+// Checks for reduction/06_complete_unroll (complete unrolling, template block sizes 128, 256, 512): every type, n = 0 .. 2^26, 2^30 once (double), refusal above 2^30.
 #include "reduction_checks.hpp"
 
 using namespace reduction_checks;
@@ -12,5 +12,9 @@ TEST_CASE("reduction/06: float sums are within the float error bound", "[exercis
 TEST_CASE("reduction/06: int sums are exact", "[exercise]") { check_all_sums<int>(); }
 
 TEST_CASE("reduction/06: complex sums match, part by part", "[exercise]") { check_all_sums<cuDoubleComplex>(); }
+
+TEST_CASE("reduction/06: the largest n, 2^30 doubles, by the first double variant", "[exercise]") {
+    check_largest<double>();
+}
 
 TEST_CASE("reduction/06: n > 2^30 is refused", "[baseline]") { check_all_refuse_too_large(); }

@@ -1,4 +1,4 @@
-// Checks for reduction/09_vectorized (vectorized loads with an unaligned head and a tail): every type, n = 0 .. 2^26, refusal above 2^30.
+// Checks for reduction/09_vectorized (vectorized loads with an unaligned head and a tail): every type, n = 0 .. 2^26, 2^30 once (double), refusal above 2^30.
 #include "reduction_checks.hpp"
 
 using namespace reduction_checks;
@@ -12,6 +12,10 @@ TEST_CASE("reduction/09: float sums are within the float error bound", "[exercis
 TEST_CASE("reduction/09: int sums are exact", "[exercise]") { check_all_sums<int>(); }
 
 TEST_CASE("reduction/09: complex sums match, part by part", "[exercise]") { check_all_sums<cuDoubleComplex>(); }
+
+TEST_CASE("reduction/09: the largest n, 2^30 doubles, by the first double variant", "[exercise]") {
+    check_largest<double>();
+}
 
 // Vector loads: sizes that leave a tail (not multiples of 2 or 4), and starts that are
 // not 16- or 32-byte aligned (a head), for every type.

@@ -1,6 +1,6 @@
 /// @file reduction_checks.hpp
 /// @brief Checks shared by the reduction lessons: a sum at a size (and start offset),
-/// refusals, run-to-run determinism.
+/// the largest size the lessons accept, refusals, run-to-run determinism.
 ///
 /// Every check compares the GPU's sum with a compensated CPU sum of the same elements;
 /// the tolerance is tut::reduction::allowed_error() for the variant's depth (see its
@@ -14,8 +14,10 @@
 #include "lesson_hint.hpp"
 #include "tut/reduction.hpp"
 
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <string>
 #include <utility>
 
 namespace reduction_checks {
@@ -85,12 +87,56 @@ void check_sum(const Variant<T>& v, size_t n, size_t offset = 0) {
 /// Every variant of type T in the lesson, at every size (and start offset).
 template <class T>
 void check_all_sums(const std::vector<size_t>& sizes = kSizes, const std::vector<size_t>& offsets = {0}) {
-    const tut::reduction::Variants all = lesson::reduction_variants();  // keep it alive: of() returns a reference
-    const auto& variants = all.of<T>();
+    const std::vector<Variant<T>> variants = lesson::reduction_variants().of<T>();
     REQUIRE(!variants.empty());
     for (const Variant<T>& v : variants)
         for (size_t offset : offsets)
             for (size_t n : sizes) check_sum(v, n, offset);
+}
+
+/// Period of the largest check's input: odd, so an index that is off by a power of two
+/// (a 32-bit product that wrapped, a stride counted twice) reads a different value.
+inline constexpr size_t kPeriod = kLargest + 7;
+
+/// The largest n every lesson accepts, kMaxN = 2^30 elements (8 GiB of doubles), summed
+/// once, by the lesson's first variant of type T. The input does not come from the host:
+/// the device array repeats the dataset's first kPeriod elements (device-to-device
+/// copies), and the reference is put together from the references of one period and of
+/// the rest. Skipped, with a warning, on a GPU without the memory.
+template <class T>
+void check_largest() {
+    const std::vector<Variant<T>> variants = lesson::reduction_variants().of<T>();
+    REQUIRE(!variants.empty());
+    const Variant<T>& v = variants.front();
+    const size_t n = tut::reduction::kMaxN;
+    const size_t bytes = n * sizeof(T);
+    if (const std::string why = tut::device_memory_shortfall(bytes + bytes / 64 + (size_t(256) << 20)); !why.empty()) {
+        WARN("variant '" << v.name << "' not checked at n = 2^30: " << why);
+        return;
+    }
+    Dataset<T>& data = dataset<T>();
+    tut::DeviceBuffer<T> in(n);
+    for (size_t start = 0; start < n; start += kPeriod) {
+        const size_t count = std::min(kPeriod, n - start);
+        TUT_CUDA(cudaMemcpy(in.get() + start, data.device.get(), count * sizeof(T), cudaMemcpyDeviceToDevice));
+    }
+    const size_t periods = n / kPeriod, rest = n % kPeriod;
+    const Reference& one = data.reference(0, kPeriod);
+    const Reference& last = data.reference(0, rest);
+    Reference ref = one;
+    ref.n = n;
+    for (int c = 0; c < ref.components; ++c) {
+        ref.sum[c] = double(periods) * one.sum[c] + last.sum[c];
+        ref.sum_abs[c] = double(periods) * one.sum_abs[c] + last.sum_abs[c];
+    }
+    ref.exact_sum = static_cast<long long>(periods) * one.exact_sum + last.exact_sum;
+    INFO("variant '" << v.name << "', n = 2^30 (the largest n the lessons accept; the input repeats the first "
+                     << kPeriod << " elements of the dataset)");
+    INFO(tut_checks::exercise_hint());
+    const T got = run_once(v, static_cast<const T*>(in.get()), n, ref);
+    const tut::reduction::Verdict verdict = tut::reduction::judge(got, ref, v.depth ? v.depth(n) : n);
+    INFO(verdict.text);
+    REQUIRE(verdict.ok);
 }
 
 /// Every variant of every type refuses n > 2^30 with tut::Unsupported, before touching memory.
@@ -114,8 +160,8 @@ template <class T>
 void check_run_to_run_identical(size_t n, int runs) {
     Dataset<T>& data = dataset<T>();
     const Reference& ref = data.reference(0, n);
-    const tut::reduction::Variants all = lesson::reduction_variants();
-    for (const Variant<T>& v : all.of<T>()) {
+    const std::vector<Variant<T>> variants = lesson::reduction_variants().of<T>();
+    for (const Variant<T>& v : variants) {
         INFO("variant '" << v.name << "', n = " << n << ": every run must give the same bits");
         INFO(tut_checks::exercise_hint());
         const T first = run_once(v, data.device.get(), n, ref);

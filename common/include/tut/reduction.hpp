@@ -7,11 +7,13 @@
 ///   `float`, `int` or `cuDoubleComplex` ("complex"). Inputs are random: uniform in
 ///   [-1, 1) for the floating types (both parts for complex), whole numbers in
 ///   [-1000, 1000] for int. The sum of zero elements is 0.
-/// - A lesson exposes each kernel as a `tut::reduction::Variant` of one type: a name
-///   and `run(in, n, out, workspace)` taking device pointers; `out` is one element.
-///   Like CUB, a variant says how much device scratch it needs (`workspace_bytes(n)`)
-///   and the caller provides it, so nothing is allocated inside a timed run. run()
-///   throws tut::Unsupported, before launching anything, for an input it cannot do.
+/// - A lesson exposes each kernel as a `tut::reduction::Variant` of one type, whose
+///   fields it sets by name: a name and `run(in, n, out, workspace)` taking device
+///   pointers; `out` is one element. Like CUB, a variant says how much device scratch it
+///   needs (`workspace_bytes(n)`) and the caller provides it, so nothing is allocated
+///   inside a timed run. run() throws tut::Unsupported, before launching anything, for an
+///   input it cannot do. Lessons 1-7 get run() and workspace_bytes() from
+///   multi_pass_variant().
 /// - A variant also states its *depth*: the longest chain of additions any input
 ///   element goes through on its way to the result. The error bound is set by it
 ///   (see allowed_error()): a tree of depth log2(n) is far more accurate than a loop.
@@ -34,9 +36,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -108,19 +113,26 @@ double component(const T& v, int c) {
 // The variant interface
 // ---------------------------------------------------------------------------------
 
-/// One kernel of a lesson, for one element type `T`.
+/// One kernel of a lesson, for one element type `T`. A lesson sets the fields by name:
+///
+///     tut::reduction::Variant<double> v;
+///     v.name = "double, atomic per warp";
+///     v.run = run_per_warp<double>;
+///     v.depth = depth_per_warp<double>;
+///     v.kernel = tut::reduction::kernel_id(reduce_atomic_per_warp<double>);
 template <class T>
 struct Variant {
     std::string name;  ///< e.g. "double" or "double2"; unique within the lesson
     /// Sums n elements at `in` into `*out` (device pointers). Enqueues work on the
     /// default stream and returns; throws tut::Unsupported before launching for an
     /// input it cannot handle. `workspace` holds workspace_bytes(n) bytes (may be null if 0).
-    void (*run)(const T* in, size_t n, T* out, void* workspace) = nullptr;
-    /// Device scratch run() needs for n elements (partial sums), in bytes; null means none.
-    size_t (*workspace_bytes)(size_t n) = nullptr;
-    /// Longest chain of additions an input element goes through (see allowed_error()).
-    size_t (*depth)(size_t n) = nullptr;
-    /// The main kernel, for the registers / shared memory report (optional).
+    std::function<void(const T* in, size_t n, T* out, void* workspace)> run;
+    /// Device scratch run() needs for n elements (partial sums), in bytes; empty means none.
+    std::function<size_t(size_t n)> workspace_bytes;
+    /// Longest chain of additions an input element goes through (see allowed_error());
+    /// empty means n, the chain of a plain loop.
+    std::function<size_t(size_t n)> depth;
+    /// The main kernel, for the registers / shared memory columns (optional): kernel_id(kernel).
     const void* kernel = nullptr;
 };
 
@@ -131,18 +143,22 @@ struct Variants {
     std::vector<Variant<int>> i32;
     std::vector<Variant<cuDoubleComplex>> c64;
 
-    /// The variants of type T. Only on a named object: `lesson::reduction_variants().of<T>()`
-    /// would return a reference into a temporary that dies at the end of the statement.
+    /// A copy of the variants of type T.
     template <class T>
-    const std::vector<Variant<T>>& of() const& {
+    std::vector<Variant<T>> of() const {
         if constexpr (std::is_same_v<T, double>) return f64;
         else if constexpr (std::is_same_v<T, float>) return f32;
         else if constexpr (std::is_same_v<T, int>) return i32;
         else return c64;
     }
-    template <class T>
-    const std::vector<Variant<T>>& of() const&& = delete;
 };
+
+/// The handle the CUDA runtime knows a kernel by (cudaFuncGetAttributes, the occupancy
+/// calculator), from the kernel itself: `kernel_id(reduce_sequential<double>)`.
+template <class... Args>
+const void* kernel_id(void (*kernel)(Args...)) {
+    return reinterpret_cast<const void*>(kernel);
+}
 
 /// Throws Unsupported unless n <= kMaxN. Every variant's run() calls it first.
 inline void require_count(size_t n) {
@@ -236,16 +252,38 @@ inline size_t grid_stride_depth(size_t n, BlocksFor blocks_for, size_t threads) 
     });
 }
 
+/// The run() and workspace_bytes() of a multi-pass reduction (lessons 1-7): passes of
+/// `launch_pass`, each over the previous pass's partial sums, until one value is left
+/// (reduce_in_passes()), in the scratch they need (multi_pass_workspace_bytes()). The
+/// lesson adds the name, the depth and the kernel.
+template <class T>
+Variant<T> multi_pass_variant(BlocksFor blocks_for, PassLauncher<T> launch_pass) {
+    Variant<T> v;
+    v.run = [blocks_for, launch_pass](const T* in, size_t n, T* out, void* workspace) {
+        reduce_in_passes<T>(in, n, out, workspace, blocks_for, launch_pass);
+    };
+    v.workspace_bytes = [blocks_for](size_t n) { return multi_pass_workspace_bytes<T>(n, blocks_for); };
+    return v;
+}
+
 /// Blocks of `threads` threads of `kernel` that fit on the whole GPU at once: the
 /// SM count times the blocks per SM the occupancy calculator allows. A grid this size
 /// is one full wave; a grid-stride loop then gives every thread an equal share.
-inline unsigned resident_blocks(const void* kernel, unsigned threads, size_t dynamic_shared_bytes = 0) {
-    int device = 0, sms = 0, per_sm = 0;
+/// The calculator is asked once per kernel, block size and device, and the answer
+/// remembered, so a run() may call this on every launch.
+inline unsigned resident_blocks(const void* kernel, unsigned threads) {
+    static std::map<std::tuple<int, const void*, unsigned>, unsigned> known;
+    int device = 0;
     TUT_CUDA(cudaGetDevice(&device));
+    const auto key = std::make_tuple(device, kernel, threads);
+    const auto found = known.find(key);
+    if (found != known.end()) return found->second;
+    int sms = 0, per_sm = 0;
     TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    TUT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, static_cast<int>(threads),
-                                                           dynamic_shared_bytes));
-    return static_cast<unsigned>(std::max(1, sms * per_sm));
+    TUT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, static_cast<int>(threads), 0));
+    const unsigned blocks = static_cast<unsigned>(std::max(1, sms * per_sm));
+    known[key] = blocks;
+    return blocks;
 }
 
 // ---------------------------------------------------------------------------------
@@ -435,13 +473,14 @@ double gbs(size_t n, double ms) {
 inline size_t cub_depth(size_t n) { return ceil_div(n, 32) + 64; }
 
 /// An optional block x grid sweep of one `double` kernel, run with --sweep (lesson 8).
+/// The lesson sets the fields by name.
 struct Sweep {
     /// Sums n doubles at `in` into `*out` with `blocks` blocks of `threads` threads,
     /// including whatever zeroing of *out it needs.
-    void (*launch)(const double* in, size_t n, double* out, unsigned threads, unsigned blocks) = nullptr;
+    std::function<void(const double* in, size_t n, double* out, unsigned threads, unsigned blocks)> launch;
     /// Depth of that summation, for the check.
-    size_t (*depth)(size_t n, unsigned threads, unsigned blocks) = nullptr;
-    const char* what = "";  ///< which kernel, for the table's title
+    std::function<size_t(size_t n, unsigned threads, unsigned blocks)> depth;
+    std::string what;  ///< which kernel, for the table's title
 };
 
 }  // namespace tut::reduction
@@ -457,9 +496,6 @@ tut::reduction::Variants reduction_variants();
 // ---------------------------------------------------------------------------------
 #if defined(__CUDACC__) && !defined(TUT_NO_MAIN)
 #include <cub/device/device_reduce.cuh>
-
-#include <map>
-#include <tuple>
 
 namespace tut::reduction {
 
@@ -642,6 +678,9 @@ bool run_type(const DriverContext& ctx, const std::vector<Variant<T>>& variants)
             .add("distinct_results", det_runs > 0 ? distinct : -1)
             .add("result_spread", spread)
             .add("check", verdict);
+        // The track's progression (the tour's table and plots) follows the double
+        // headline; the other types are measured beside it.
+        if (!std::is_same_v<T, double>) r.extra.add("progression", false);
         table.add_row({v.name, regs >= 0 ? std::to_string(regs) : "-", smem >= 0 ? std::to_string(smem) : "-",
                        fmt("%.4f", t.median_ms), fmt("%.0f", r.value), percent(r.ratio_to_library()),
                        percent(r.ratio_to_peak()), percent(ratio_d2d),
@@ -714,7 +753,7 @@ inline bool run_sweep(const DriverContext& ctx, const Sweep& sweep) {
             append_record(ctx.info.lesson, run.json, r);
         }
     std::printf("\n%s/%s --sweep: %s, n = %zu doubles, time in ms (median of %d, L2 flushed)\n", ctx.info.track,
-                ctx.info.lesson, sweep.what, n, timing.repeats);
+                ctx.info.lesson, sweep.what.c_str(), n, timing.repeats);
     Table table({"blocks", "128 thr", "256 thr", "512 thr", "1024 thr"});
     for (unsigned blocks : block_counts) {
         std::vector<std::string> row{std::to_string(blocks)};

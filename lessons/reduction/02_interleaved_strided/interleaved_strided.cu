@@ -1,8 +1,13 @@
-// Reduction lesson 2: interleaved addressing with a strided index (no divergence, bank conflicts).
+// Reduction lesson 2: lesson 1's tree with the additions given to threads 0, 1, 2, ...
+// (a strided index): whole warps work or idle, no modulo, but shared-memory bank conflicts.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/reduction/02_interleaved_strided/interleaved_strided.cu -o interleaved_strided
 // Run:  ./interleaved_strided      (2^26 doubles; --type all adds float, int, complex; --help for options)
+//
+// In this file:
+//   reduce_interleaved_strided<T>   256 elements -> one partial sum per block (Harris's kernel 2)
+//   variants "double", "float", "int", "complex": passes of that kernel until one value is left
 //
 // Kernel 2 of Mark Harris, "Optimizing Parallel Reduction in CUDA" (NVIDIA, 2007).
 #include "tut/reduction.hpp"
@@ -26,12 +31,17 @@ __global__ void reduce_interleaved_strided(const T* __restrict__ in, size_t coun
     sdata[tid] = i < count ? in[i] : T{};  // the last block overhangs the input: pad with zeros
     __syncthreads();
 
-    // TODO(exercise): the tree of lesson 1 (s = 1, 2, 4, ... while s < blockDim.x, with a
-    //   __syncthreads() after every step), but give step s's additions to threads 0, 1, 2, ...:
-    //   thread tid works on index = 2 * s * tid, if that index is inside the block, adding
-    //   sdata[index + s] into sdata[index]. Compare with the picture above this kernel.
+    // TODO(exercise): the tree of lesson 1 (the same pairs, in the same order of steps),
+    //   with the work of step s handed to threads 0, 1, 2, ... as drawn above.
+    //   What makes it hard: thread k no longer works on "its" element; it must find the
+    //   pair it owns at step s from k and s alone, and at every step fewer pairs are left
+    //   than threads. The barrier rule of lesson 1 still holds.
+    //   Hints: where does the k-th pair of step s start? Which threads have no pair left?
+    //   Draw steps s = 1 and s = 2 for 8 threads before you write anything.
     if (tid == 0) partials[blockIdx.x] = sdata[0];
 }
+
+// ---- Plumbing: one launch per level of the tree ------------------------------------------
 
 size_t blocks_for(size_t count) { return tut::reduction::ceil_div(count, kThreads); }
 
@@ -41,31 +51,29 @@ void launch_pass(const T* in, size_t count, T* partials, size_t blocks) {
     TUT_LAUNCH("reduce_interleaved_strided");
 }
 
-// n elements -> n/256 partial sums -> n/65536 -> ... -> 1: one launch per level.
-template <class T>
-void run_sum(const T* in, size_t n, T* out, void* workspace) {
-    tut::reduction::reduce_in_passes<T>(in, n, out, workspace, blocks_for, launch_pass<T>);
-}
-
-template <class T>
-size_t workspace_bytes(size_t n) {
-    return tut::reduction::multi_pass_workspace_bytes<T>(n, blocks_for);
-}
-
 // Every element goes through log2(256) = 8 additions per pass.
 size_t depth(size_t n) { return tut::reduction::tree_depth(n, blocks_for, kThreads); }
 
+// n elements -> n/256 partial sums -> n/65536 -> ... -> 1: one launch per level.
 template <class T>
 tut::reduction::Variant<T> variant() {
-    return {tut::reduction::type_name<T>(), run_sum<T>, workspace_bytes<T>, depth,
-            reinterpret_cast<const void*>(reduce_interleaved_strided<T>)};
+    tut::reduction::Variant<T> v = tut::reduction::multi_pass_variant<T>(blocks_for, launch_pass<T>);
+    v.name = tut::reduction::type_name<T>();
+    v.depth = depth;
+    v.kernel = tut::reduction::kernel_id(reduce_interleaved_strided<T>);
+    return v;
 }
 
 }  // namespace
 
 namespace lesson {
 tut::reduction::Variants reduction_variants() {
-    return {{variant<double>()}, {variant<float>()}, {variant<int>()}, {variant<cuDoubleComplex>()}};
+    tut::reduction::Variants all;
+    all.f64 = {variant<double>()};
+    all.f32 = {variant<float>()};
+    all.i32 = {variant<int>()};
+    all.c64 = {variant<cuDoubleComplex>()};
+    return all;
 }
 }  // namespace lesson
 

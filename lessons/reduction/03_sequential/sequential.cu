@@ -1,8 +1,14 @@
-// Reduction lesson 3: sequential addressing (no divergence, no bank conflicts).
+// Reduction lesson 3: sequential addressing. Each step folds the upper half of what is
+// left onto the lower half: contiguous working threads and stride-1 shared-memory
+// accesses, so no divergence above 32 threads and no bank conflicts.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/reduction/03_sequential/sequential.cu -o sequential
 // Run:  ./sequential      (2^26 doubles; --type all adds float, int, complex; --help for options)
+//
+// In this file:
+//   reduce_sequential<T>   256 elements -> one partial sum per block (Harris's kernel 3)
+//   variants "double", "float", "int", "complex": passes of that kernel until one value is left
 //
 // Kernel 3 of Mark Harris, "Optimizing Parallel Reduction in CUDA" (NVIDIA, 2007).
 #include "tut/reduction.hpp"
@@ -28,12 +34,19 @@ __global__ void reduce_sequential(const T* __restrict__ in, size_t count, T* __r
     sdata[tid] = i < count ? in[i] : T{};  // the last block overhangs the input: pad with zeros
     __syncthreads();
 
-    // TODO(exercise): fold the upper half onto the lower half, as drawn above:
-    //   for s = blockDim.x / 2, then half of that, ... down to 1:
-    //     the threads with tid < s add sdata[tid + s] into sdata[tid];
-    //     __syncthreads() after every step.
+    // TODO(exercise): add the block's blockDim.x values into sdata[0] with the folding
+    //   tree drawn above.
+    //   What makes it hard: lesson 2's pairs were 2s elements apart for thread k, so a
+    //   warp's 32 accesses hit few of shared memory's 32 banks (4 bytes wide, one word
+    //   each per pass). Here a warp's accesses must be 32 consecutive elements, every step,
+    //   and the working threads must stay contiguous.
+    //   Hints: which distance between the two elements of a pair makes both of thread k's
+    //   accesses depend on k with stride 1? How does that distance change from one step to
+    //   the next, and how many threads work at each step?
     if (tid == 0) partials[blockIdx.x] = sdata[0];
 }
+
+// ---- Plumbing: one launch per level of the tree ------------------------------------------
 
 size_t blocks_for(size_t count) { return tut::reduction::ceil_div(count, kThreads); }
 
@@ -43,31 +56,29 @@ void launch_pass(const T* in, size_t count, T* partials, size_t blocks) {
     TUT_LAUNCH("reduce_sequential");
 }
 
-// n elements -> n/256 partial sums -> n/65536 -> ... -> 1: one launch per level.
-template <class T>
-void run_sum(const T* in, size_t n, T* out, void* workspace) {
-    tut::reduction::reduce_in_passes<T>(in, n, out, workspace, blocks_for, launch_pass<T>);
-}
-
-template <class T>
-size_t workspace_bytes(size_t n) {
-    return tut::reduction::multi_pass_workspace_bytes<T>(n, blocks_for);
-}
-
 // Every element goes through log2(256) = 8 additions per pass.
 size_t depth(size_t n) { return tut::reduction::tree_depth(n, blocks_for, kThreads); }
 
+// n elements -> n/256 partial sums -> n/65536 -> ... -> 1: one launch per level.
 template <class T>
 tut::reduction::Variant<T> variant() {
-    return {tut::reduction::type_name<T>(), run_sum<T>, workspace_bytes<T>, depth,
-            reinterpret_cast<const void*>(reduce_sequential<T>)};
+    tut::reduction::Variant<T> v = tut::reduction::multi_pass_variant<T>(blocks_for, launch_pass<T>);
+    v.name = tut::reduction::type_name<T>();
+    v.depth = depth;
+    v.kernel = tut::reduction::kernel_id(reduce_sequential<T>);
+    return v;
 }
 
 }  // namespace
 
 namespace lesson {
 tut::reduction::Variants reduction_variants() {
-    return {{variant<double>()}, {variant<float>()}, {variant<int>()}, {variant<cuDoubleComplex>()}};
+    tut::reduction::Variants all;
+    all.f64 = {variant<double>()};
+    all.f32 = {variant<float>()};
+    all.i32 = {variant<int>()};
+    all.c64 = {variant<cuDoubleComplex>()};
+    return all;
 }
 }  // namespace lesson
 

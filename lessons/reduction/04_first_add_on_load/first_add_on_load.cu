@@ -1,15 +1,21 @@
-// Reduction lesson 4: the first add during the global load (half the blocks, no idle threads at step 1).
+// Reduction lesson 4: the first addition during the global load. Each thread loads two
+// elements and adds them before the tree: half the blocks, and no thread idle at the
+// tree's first step.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/reduction/04_first_add_on_load/first_add_on_load.cu -o first_add_on_load
 // Run:  ./first_add_on_load      (2^26 doubles; --type all adds float, int, complex; --help for options)
+//
+// In this file:
+//   reduce_first_add_on_load<T>   512 elements -> one partial sum per 256-thread block (Harris's kernel 4)
+//   variants "double", "float", "int", "complex": passes of that kernel until one value is left
 //
 // Kernel 4 of Mark Harris, "Optimizing Parallel Reduction in CUDA" (NVIDIA, 2007).
 #include "tut/reduction.hpp"
 
 namespace {
 
-constexpr unsigned kThreads = 256;                  // threads per block
+constexpr unsigned kThreads = 256;                    // threads per block
 constexpr unsigned kElementsPerBlock = 2 * kThreads;  // each thread loads two elements
 
 // Lesson 3's tree, but in lesson 3 half the threads went idle after loading: the first
@@ -22,9 +28,15 @@ __global__ void reduce_first_add_on_load(const T* __restrict__ in, size_t count,
     __shared__ T sdata[kThreads];  // launched with blockDim.x == kThreads
     const unsigned tid = threadIdx.x;
     const size_t i = size_t(blockIdx.x) * (2 * blockDim.x) + tid;
-    // TODO(exercise): this block covers 2 * blockDim.x elements, starting at element
-    //   blockIdx.x * 2 * blockDim.x, but each thread loads only one. Also add the element
-    //   blockDim.x further on (when it is inside the input) before storing into sdata[tid].
+    // TODO(exercise): this block covers 2 * blockDim.x elements, from element
+    //   blockIdx.x * 2 * blockDim.x on (the launch already uses half the blocks), but each
+    //   thread still loads only one of them. Make each thread bring two elements into
+    //   sdata[tid], added.
+    //   What makes it hard: both loads must stay coalesced (a warp's 32 first loads are 32
+    //   consecutive elements, and so are its 32 second loads), and the last block overhangs
+    //   the input, where a thread's first element may exist and its second not.
+    //   Hints: which second element gives thread k a partner such that the block's threads
+    //   together cover the block's range exactly once? Test each load against count.
     sdata[tid] = i < count ? in[i] : T{};  // the last block overhangs the input: pad with zeros
     __syncthreads();
 
@@ -35,6 +47,8 @@ __global__ void reduce_first_add_on_load(const T* __restrict__ in, size_t count,
     if (tid == 0) partials[blockIdx.x] = sdata[0];
 }
 
+// ---- Plumbing: one launch per level of the tree ------------------------------------------
+
 size_t blocks_for(size_t count) { return tut::reduction::ceil_div(count, kElementsPerBlock); }
 
 template <class T>
@@ -43,31 +57,29 @@ void launch_pass(const T* in, size_t count, T* partials, size_t blocks) {
     TUT_LAUNCH("reduce_first_add_on_load");
 }
 
-// n elements -> n/512 partial sums -> n/262144 -> ... -> 1: one launch per level.
-template <class T>
-void run_sum(const T* in, size_t n, T* out, void* workspace) {
-    tut::reduction::reduce_in_passes<T>(in, n, out, workspace, blocks_for, launch_pass<T>);
-}
-
-template <class T>
-size_t workspace_bytes(size_t n) {
-    return tut::reduction::multi_pass_workspace_bytes<T>(n, blocks_for);
-}
-
 // Every element goes through 1 + log2(256) = log2(512) = 9 additions per pass.
 size_t depth(size_t n) { return tut::reduction::tree_depth(n, blocks_for, kElementsPerBlock); }
 
+// n elements -> n/512 partial sums -> n/262144 -> ... -> 1: one launch per level.
 template <class T>
 tut::reduction::Variant<T> variant() {
-    return {tut::reduction::type_name<T>(), run_sum<T>, workspace_bytes<T>, depth,
-            reinterpret_cast<const void*>(reduce_first_add_on_load<T>)};
+    tut::reduction::Variant<T> v = tut::reduction::multi_pass_variant<T>(blocks_for, launch_pass<T>);
+    v.name = tut::reduction::type_name<T>();
+    v.depth = depth;
+    v.kernel = tut::reduction::kernel_id(reduce_first_add_on_load<T>);
+    return v;
 }
 
 }  // namespace
 
 namespace lesson {
 tut::reduction::Variants reduction_variants() {
-    return {{variant<double>()}, {variant<float>()}, {variant<int>()}, {variant<cuDoubleComplex>()}};
+    tut::reduction::Variants all;
+    all.f64 = {variant<double>()};
+    all.f32 = {variant<float>()};
+    all.i32 = {variant<int>()};
+    all.c64 = {variant<cuDoubleComplex>()};
+    return all;
 }
 }  // namespace lesson
 

@@ -1,8 +1,17 @@
-// Reduction lesson 7: many elements per thread with a grid-stride loop; the grid sized from the SM count.
+// Reduction lesson 7: many elements per thread. A grid sized from the SM count (one full
+// wave) walks the whole input with a grid-stride loop, four independent loads per step,
+// before any tree; the second pass adds the ~1000 partial sums in one block.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/reduction/07_grid_stride/grid_stride.cu -o grid_stride
 // Run:  ./grid_stride      (2^26 doubles; --type all adds float, int, complex; --help for options)
+//
+// In this file:
+//   grid_stride_sum<kFourPerStep>(in, count)   this thread's share of the input, in a register
+//   reduce_grid_stride<T, kFourPerStep>         a full-GPU grid -> one partial sum per block (Harris's kernel 7)
+//   warp_reduce(sdata, tid)                     lesson 5's last warp
+//   variants "double", "double, loads=1" (one load per step, for comparison), "float", "int",
+//            "complex": two passes (the whole input, then the partial sums)
 //
 // Kernel 7 of Mark Harris, "Optimizing Parallel Reduction in CUDA" (NVIDIA, 2007), made
 // correct under independent thread scheduling (CUDA C++ Programming Guide, "Independent
@@ -11,20 +20,80 @@
 
 namespace {
 
-constexpr unsigned kThreads = 256;     // threads per block
-constexpr size_t kMinPerThread = 8;   // fewer elements per thread than this: use fewer blocks
+constexpr unsigned kThreads = 256;    // threads per block
+constexpr size_t kMinPerThread = 8;  // fewer elements per thread than this: use fewer blocks
 
-// The last six steps of the tree (s = 32, 16, ..., 1) involve only the first warp. A
-// warp needs no __syncthreads(), and once one warp is left the `if (tid < s)` tests
-// only cost instructions: let all 32 lanes do every step (the extra lanes add values
-// nobody reads) and synchronize with __syncwarp(), which is nearly free.
-//
-// Harris's 2007 version relied on the 32 lanes running in lockstep, with a `volatile`
-// pointer so that every access really went to shared memory. Since Volta (sm_70), each
-// lane has its own program counter and the lanes of a warp may interleave: lane 0 may
-// read sdata[16] before or after lane 16 overwrites it. __syncwarp() between the reads
-// and the writes of each step restores the order; the register `v` keeps each lane's
-// read separate from its write.
+// This thread's share of the input: elements t, t + stride, t + 2 stride, ... where t is
+// the thread's index in the grid and stride the number of threads in the grid. Four
+// steps at a time: the four loads are independent, so they are all in flight at once
+// instead of each waiting for the previous one. By Little's law the GPU needs bandwidth
+// x latency bytes in flight, over 20 KB per SM on an H200; one 8-byte load per thread,
+// 2048 threads per SM, is 16 KB (README).
+// (kFourPerStep = false: one element per step, for the README's comparison.)
+template <bool kFourPerStep, class T>
+__device__ T grid_stride_sum(const T* __restrict__ in, size_t count) {
+    // TODO(exercise): return the sum of this thread's share of in[0, count): elements t,
+    //   t + stride, t + 2 stride, ..., where t is the thread's index in the whole grid and
+    //   stride the number of threads in the grid.
+    //   What makes it hard: the grid is about one wave whatever count is, so each thread
+    //   walks hundreds of elements; a warp's 32 loads must still be 32 consecutive elements
+    //   (coalesced); and, for kFourPerStep, one load at a time does not keep enough bytes
+    //   in flight to feed DRAM (README, Little's law). Count in size_t, as the other kernels
+    //   do: n goes up to 2^30.
+    //   Hints: make it correct with one element per step first (the "loads=1" variant) and
+    //   check it. Then, if kFourPerStep, take several elements per step whose loads do not
+    //   depend on each other, while all of them are below count, and let the simple loop
+    //   finish the few that are left.
+    (void)in;
+    (void)count;
+    return T{};
+}
+
+template <class T>
+__device__ void warp_reduce(T* sdata, unsigned tid);
+
+// Lesson 6's kernel, but the grid no longer grows with n. A fixed number of blocks,
+// as many as the GPU holds at once, walks over the whole input: thread t of the grid
+// adds elements t, t + stride, t + 2 stride, ... (stride = all threads of the grid) in a
+// register, so a warp still reads 32 consecutive elements per step (coalesced). Only
+// then does the block add its threads' sums with the tree. For 2^26 elements that is
+// ~250 additions per thread for one tree, instead of one tree per 512 elements; the
+// tree, the block start-up and the partial-sum write are paid once per ~64K elements.
+// Harris's kernel 7 keeps the first add of lesson 4 inside the loop (two loads per
+// step, kThreads apart) and accumulates in shared memory; a register is cheaper.
+template <class T, bool kFourPerStep = true>
+__global__ void reduce_grid_stride(const T* __restrict__ in, size_t count, T* __restrict__ partials) {
+    static_assert(kThreads >= 64 && kThreads <= 1024 && (kThreads & (kThreads - 1)) == 0,
+                  "a power of two from 64 (warp_reduce reads sdata[tid + 32]) to 1024");
+    __shared__ T sdata[kThreads];
+    const unsigned tid = threadIdx.x;
+    sdata[tid] = grid_stride_sum<kFourPerStep>(in, count);
+    __syncthreads();
+
+    if (kThreads >= 1024) {
+        if (tid < 512) sdata[tid] += sdata[tid + 512];
+        __syncthreads();
+    }
+    if (kThreads >= 512) {
+        if (tid < 256) sdata[tid] += sdata[tid + 256];
+        __syncthreads();
+    }
+    if (kThreads >= 256) {
+        if (tid < 128) sdata[tid] += sdata[tid + 128];
+        __syncthreads();
+    }
+    if (kThreads >= 128) {
+        if (tid < 64) sdata[tid] += sdata[tid + 64];
+        __syncthreads();
+    }
+    if (tid < 32) warp_reduce(sdata, tid);
+    if (tid == 0) partials[blockIdx.x] = sdata[0];
+}
+
+// Lesson 5's last six steps (s = 32, 16, ..., 1), by the first warp alone: all 32 lanes do
+// every step (the extra lanes add values nobody reads). Since Volta the lanes of a warp
+// may interleave, so __syncwarp() between the reads and the writes of each step keeps the
+// order, and the register `v` keeps each lane's read separate from its write.
 template <class T>
 __device__ void warp_reduce(T* sdata, unsigned tid) {
     T v = sdata[tid];
@@ -37,113 +106,51 @@ __device__ void warp_reduce(T* sdata, unsigned tid) {
     }
 }
 
-// This thread's share of the input: elements t, t + stride, t + 2 stride, ... where t is
-// the thread's index in the grid and stride the number of threads in the grid. Four
-// steps at a time: the four loads are independent, so they are all in flight at once
-// instead of each waiting for the previous one. By Little's law the GPU needs bandwidth
-// x latency bytes in flight, over 20 KB per SM on an H200; one 8-byte load per thread,
-// 2048 threads per SM, is 16 KB (README).
-// (kFourPerStep = false: one element per step, for the README's comparison.)
-template <bool kFourPerStep, class T>
-__device__ T grid_stride_sum(const T* __restrict__ in, size_t count) {
-    // TODO(exercise): return the sum of this thread's elements t, t + stride, t + 2 stride,
-    //   ... below count, where t = blockIdx.x * blockDim.x + threadIdx.x and stride is the
-    //   number of threads in the grid (gridDim.x * blockDim.x). Use size_t for indices.
-    //   First make it right with a simple loop. Then, `if constexpr (kFourPerStep)`, take
-    //   four elements per step first (four independent loads, added as (a + b) + (c + d))
-    //   while all four are below count; the simple loop finishes the last few. The README
-    //   compares the two variants.
-    (void)in, (void)count;
-    return T{};
-}
-
-// Lesson 6's kernel, but the grid no longer grows with n. A fixed number of blocks,
-// as many as the GPU holds at once, walks over the whole input: thread t of the grid
-// adds elements t, t + stride, t + 2 stride, ... (stride = all threads of the grid) in a
-// register, so a warp still reads 32 consecutive elements per step (coalesced). Only
-// then does the block add its threads' sums with the tree. For 2^26 elements that is
-// ~250 additions per thread for one tree, instead of one tree per 512 elements; the
-// tree, the block start-up and the partial-sum write are paid once per ~64K elements.
-// Harris's kernel 7 keeps the first add of lesson 4 inside the loop (two loads per
-// step, kBlock apart) and accumulates in shared memory; a register is cheaper.
-template <unsigned kBlock, class T, bool kFourPerStep = true>
-__global__ void reduce_grid_stride(const T* __restrict__ in, size_t count, T* __restrict__ partials) {
-    static_assert(kBlock >= 64 && kBlock <= 1024 && (kBlock & (kBlock - 1)) == 0,
-                  "a power of two from 64 (warp_reduce reads sdata[tid + 32]) to 1024");
-    __shared__ T sdata[kBlock];
-    const unsigned tid = threadIdx.x;
-    sdata[tid] = grid_stride_sum<kFourPerStep>(in, count);
-    __syncthreads();
-
-    if (kBlock >= 1024) {
-        if (tid < 512) sdata[tid] += sdata[tid + 512];
-        __syncthreads();
-    }
-    if (kBlock >= 512) {
-        if (tid < 256) sdata[tid] += sdata[tid + 256];
-        __syncthreads();
-    }
-    if (kBlock >= 256) {
-        if (tid < 128) sdata[tid] += sdata[tid + 128];
-        __syncthreads();
-    }
-    if (kBlock >= 128) {
-        if (tid < 64) sdata[tid] += sdata[tid + 64];
-        __syncthreads();
-    }
-    if (tid < 32) warp_reduce(sdata, tid);
-    if (tid == 0) partials[blockIdx.x] = sdata[0];
-}
+// ---- Plumbing: two passes, the first over a full-GPU grid ----------------------------------
 
 // As many blocks as fit on the GPU at once (SMs x blocks per SM, from the occupancy
 // calculator), but no more than leave each thread kMinPerThread elements: the second
 // pass, over the first pass's ~1000 partial sums, runs in a single block.
-template <unsigned kBlock, class T, bool kFourPerStep = true>
+template <class T, bool kFourPerStep>
 size_t blocks_for(size_t count) {
-    static const size_t resident = tut::reduction::resident_blocks(
-        reinterpret_cast<const void*>(reduce_grid_stride<kBlock, T, kFourPerStep>), kBlock);
-    return std::min(resident, tut::reduction::ceil_div(count, kBlock * kMinPerThread));
+    const size_t resident = tut::reduction::resident_blocks(
+        tut::reduction::kernel_id(reduce_grid_stride<T, kFourPerStep>), kThreads);
+    return std::min(resident, tut::reduction::ceil_div(count, kThreads * kMinPerThread));
 }
 
-template <unsigned kBlock, class T, bool kFourPerStep = true>
+template <class T, bool kFourPerStep>
 void launch_pass(const T* in, size_t count, T* partials, size_t blocks) {
-    reduce_grid_stride<kBlock, T, kFourPerStep><<<static_cast<unsigned>(blocks), kBlock>>>(in, count, partials);
+    reduce_grid_stride<T, kFourPerStep><<<static_cast<unsigned>(blocks), kThreads>>>(in, count, partials);
     TUT_LAUNCH("reduce_grid_stride");
 }
 
-// n elements -> one partial sum per block of a full-GPU grid -> 1: two launches.
-template <unsigned kBlock, class T, bool kFourPerStep = true>
-void run_sum(const T* in, size_t n, T* out, void* workspace) {
-    tut::reduction::reduce_in_passes<T>(in, n, out, workspace, blocks_for<kBlock, T, kFourPerStep>,
-                                        launch_pass<kBlock, T, kFourPerStep>);
-}
-
-template <unsigned kBlock, class T, bool kFourPerStep = true>
-size_t workspace_bytes(size_t n) {
-    return tut::reduction::multi_pass_workspace_bytes<T>(n, blocks_for<kBlock, T, kFourPerStep>);
-}
-
 // Per pass, an element goes through its thread's loop (count / threads of the grid
-// additions) and then the block's tree (log2 kBlock).
-template <unsigned kBlock, class T, bool kFourPerStep = true>
+// additions) and then the block's tree (log2 kThreads).
+template <class T, bool kFourPerStep>
 size_t depth(size_t n) {
-    return tut::reduction::grid_stride_depth(n, blocks_for<kBlock, T, kFourPerStep>, kBlock);
+    return tut::reduction::grid_stride_depth(n, blocks_for<T, kFourPerStep>, kThreads);
 }
 
-template <class T, bool kFourPerStep = true>
-tut::reduction::Variant<T> variant(const std::string& name = tut::reduction::type_name<T>()) {
-    return {name, run_sum<kThreads, T, kFourPerStep>, workspace_bytes<kThreads, T, kFourPerStep>,
-            depth<kThreads, T, kFourPerStep>, reinterpret_cast<const void*>(reduce_grid_stride<kThreads, T, kFourPerStep>)};
+// n elements -> one partial sum per block of a full-GPU grid -> 1: two launches.
+template <class T, bool kFourPerStep>
+tut::reduction::Variant<T> variant(const std::string& name) {
+    tut::reduction::Variant<T> v = tut::reduction::multi_pass_variant<T>(blocks_for<T, kFourPerStep>, launch_pass<T, kFourPerStep>);
+    v.name = name;
+    v.depth = depth<T, kFourPerStep>;
+    v.kernel = tut::reduction::kernel_id(reduce_grid_stride<T, kFourPerStep>);
+    return v;
 }
 
 }  // namespace
 
 namespace lesson {
 tut::reduction::Variants reduction_variants() {
-    return {{variant<double>(), variant<double, false>("double, one load per step")},
-            {variant<float>()},
-            {variant<int>()},
-            {variant<cuDoubleComplex>()}};
+    tut::reduction::Variants all;
+    all.f64 = {variant<double, true>("double"), variant<double, false>("double, loads=1")};
+    all.f32 = {variant<float, true>("float")};
+    all.i32 = {variant<int, true>("int")};
+    all.c64 = {variant<cuDoubleComplex, true>("complex")};
+    return all;
 }
 }  // namespace lesson
 

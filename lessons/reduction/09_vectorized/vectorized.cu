@@ -1,10 +1,18 @@
-// Reduction lesson 9: vectorized loads (double2, double4_32a), with alignment and tail handling.
+// Reduction lesson 9: vectorized loads. Lesson 8's atomic-per-block kernel, with lesson
+// 7's loop running over 16- or 32-byte vectors (double2, double4_32a, float4, ...) instead
+// of single elements, and the elements before the first aligned address and after the
+// last whole vector added one by one.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/reduction/09_vectorized/vectorized.cu -o vectorized
 // Run:  ./vectorized      (2^26 doubles; --type all adds float, int, complex; --help for options)
 //
-// Lesson 8's atomic-per-block kernel; each load now brings 8, 16 or 32 bytes per thread.
+// In this file:
+//   Pack<T, kWidth>                          the vector type of kWidth elements, and the sum of its lanes
+//   grid_stride_sum<T, kWidth>(in, count, head)   this thread's share: head, whole vectors, tail
+//   reduce_vectorized<T, kWidth>             that loop, block_sum (lesson 8), one atomicAdd per block
+//   variants "double", "double2", "double4_32a", "float", "float2", "float4", "int", "int2",
+//            "int4", "complex", "complex x2" (two complex numbers per 32-byte load)
 #include "tut/reduction.hpp"
 
 #include <cstdint>
@@ -12,36 +20,9 @@
 namespace {
 
 constexpr unsigned kThreads = 256;  // threads per block
-constexpr unsigned kWarp = 32;
+constexpr unsigned kWarp = 32;      // lanes per warp
 
-// ---- Warp sums and atomics (lesson 8) ------------------------------------------------
-
-template <class T>
-__device__ T shfl_down(T v, unsigned delta) {
-    if constexpr (std::is_same_v<T, cuDoubleComplex>) {  // a complex number is two doubles: shuffle each
-        return make_cuDoubleComplex(__shfl_down_sync(0xffffffffu, v.x, delta), __shfl_down_sync(0xffffffffu, v.y, delta));
-    } else {
-        return __shfl_down_sync(0xffffffffu, v, delta);
-    }
-}
-
-template <class T>
-__device__ T warp_sum(T v) {
-#pragma unroll
-    for (unsigned delta = kWarp / 2; delta > 0; delta /= 2) v += shfl_down(v, delta);
-    return v;
-}
-
-template <class T>
-__device__ void atomic_add(T* address, T v) {
-    atomicAdd(address, v);  // float, int, double (sm_60+; lesson 8 shows the atomicCAS version)
-}
-__device__ void atomic_add(cuDoubleComplex* address, cuDoubleComplex v) {
-    atomicAdd(&address->x, v.x);
-    atomicAdd(&address->y, v.y);
-}
-
-// ---- Vector types ----------------------------------------------------------------------
+// ---- Vector types --------------------------------------------------------------------------
 //
 // Pack<T, W>::type carries W elements of T in one load instruction (8, 16 or 32 bytes);
 // Pack<T, W>::sum adds its lanes. A vector load needs an address that is a multiple of
@@ -93,7 +74,7 @@ struct Pack<cuDoubleComplex, 2> {  // a cuDoubleComplex is already 16 bytes: 2 p
     __device__ static cuDoubleComplex sum(const double4_32a& v) { return make_cuDoubleComplex(v.x + v.z, v.y + v.w); }
 };
 
-// ---- The kernel --------------------------------------------------------------------------
+// ---- The loop over vectors -----------------------------------------------------------------
 //
 // Lesson 7's loop over vectors instead of elements. The input splits into three parts:
 //   in[0, head)            scalars before the first address that is a multiple of sizeof(V)
@@ -103,46 +84,86 @@ struct Pack<cuDoubleComplex, 2> {  // a cuDoubleComplex is already 16 bytes: 2 p
 // one each.
 template <class T, int kWidth>
 __device__ T grid_stride_sum(const T* __restrict__ in, size_t count, size_t head) {
-    using P = Pack<T, kWidth>;
-    using V = typename P::type;
-    const size_t stride = size_t(gridDim.x) * blockDim.x;
-    const size_t t = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    const V* __restrict__ body = reinterpret_cast<const V*>(in + head);
-    const size_t vectors = (count - head) / kWidth;
-    T sum{};
-    // TODO(exercise): lesson 7's loop over the `vectors` whole vectors at `body` instead
-    //   of over elements: vectors t, t + stride, ..., four per step while all four are in
-    //   range, then one at a time. Load each as a V (one wide load) and add P::sum(v).
-    (void)body, (void)vectors, (void)stride;
-    const size_t rest = head + vectors * kWidth;
-    if (t < head) sum += in[t];
-    if (t < count - rest) sum += in[rest + t];
-    return sum;
+    // TODO(exercise): return the sum of this thread's share of in[0, count), reading the
+    //   bulk of it as Pack<T, kWidth>::type vectors, kWidth elements per load, with lesson
+    //   7's grid-stride loop (four loads in flight per step, then one at a time);
+    //   Pack<T, kWidth>::sum() adds the lanes of a vector.
+    //   What makes it hard: a vector load needs an address that is a multiple of the
+    //   vector's size, and `in` need not be one (a caller may pass in + 1). The host has
+    //   computed `head`, the number of elements before the first such address (fewer than
+    //   kWidth, and at most count), and count - head need not be a multiple of kWidth
+    //   either. Every element must be added exactly once, by exactly one thread.
+    //   Hints: where does the first whole vector start, and how many whole vectors are
+    //   there? Which elements are left over at either end, and which threads can take
+    //   them? A vector index and an element index differ by a factor kWidth: keep the two
+    //   apart.
+    (void)in;
+    (void)count;
+    (void)head;
+    return T{};
 }
 
-// Lesson 8's block kernel: warp sums, shared memory, one atomic per block.
-template <class T, int kWidth>
-__global__ void reduce_vectorized(const T* __restrict__ in, size_t count, size_t head, T* __restrict__ out) {
-    __shared__ T warp_sums[1024 / kWarp];
-    T sum = grid_stride_sum<T, kWidth>(in, count, head);
-    const unsigned lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-    sum = warp_sum(sum);
-    if (lane == 0) warp_sums[warp] = sum;
-    __syncthreads();
-    if (warp == 0) {
-        sum = lane < blockDim.x / kWarp ? warp_sums[lane] : T{};
-        sum = warp_sum(sum);
-        if (lane == 0) atomic_add(out, sum);
+// ---- Lesson 8's block sum and atomics --------------------------------------------------------
+
+template <class T>
+__device__ T shfl_down(T v, unsigned delta) {
+    if constexpr (std::is_same_v<T, cuDoubleComplex>) {  // a complex number is two doubles: shuffle each
+        return make_cuDoubleComplex(__shfl_down_sync(0xffffffffu, v.x, delta), __shfl_down_sync(0xffffffffu, v.y, delta));
+    } else {
+        return __shfl_down_sync(0xffffffffu, v, delta);
     }
 }
 
-// ---- Host side ---------------------------------------------------------------------------
+// The sum of v over the 32 lanes of the warp, valid in lane 0.
+template <class T>
+__device__ T warp_sum(T v) {
+#pragma unroll
+    for (unsigned delta = kWarp / 2; delta > 0; delta /= 2) v += shfl_down(v, delta);
+    return v;
+}
+
+// The sum of v over the thread block, valid in thread 0 (blockDim.x a multiple of 32, at most 1024).
+template <class T>
+__device__ T block_sum(T v) {
+    __shared__ T warp_sums[1024 / kWarp];
+    const unsigned lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+    v = warp_sum(v);
+    if (lane == 0) warp_sums[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < blockDim.x / kWarp ? warp_sums[lane] : T{};
+        v = warp_sum(v);
+    }
+    return v;
+}
+
+// float, int, double (sm_60+); complex: one atomic per part (lesson 8).
+template <class T>
+__device__ void atomic_add(T* address, T v) {
+    atomicAdd(address, v);
+}
+__device__ void atomic_add(cuDoubleComplex* address, cuDoubleComplex v) {
+    atomicAdd(&address->x, v.x);
+    atomicAdd(&address->y, v.y);
+}
+
+// ---- The kernel --------------------------------------------------------------------------------
+
+// Lesson 8's atomic-per-block kernel over vectors.
+template <class T, int kWidth>
+__global__ void reduce_vectorized(const T* __restrict__ in, size_t count, size_t head, T* __restrict__ out) {
+    T sum = grid_stride_sum<T, kWidth>(in, count, head);
+    sum = block_sum(sum);
+    if (threadIdx.x == 0) atomic_add(out, sum);
+}
+
+// ---- Host side ---------------------------------------------------------------------------------
 
 // One full wave of blocks, or fewer for a small n: never more threads than vectors.
 template <class T, int kWidth>
 unsigned grid_for(size_t n) {
-    static const unsigned resident =
-        tut::reduction::resident_blocks(reinterpret_cast<const void*>(reduce_vectorized<T, kWidth>), kThreads);
+    const unsigned resident =
+        tut::reduction::resident_blocks(tut::reduction::kernel_id(reduce_vectorized<T, kWidth>), kThreads);
     return static_cast<unsigned>(std::min<size_t>(resident, std::max<size_t>(1, tut::reduction::ceil_div(n / kWidth, kThreads))));
 }
 
@@ -174,18 +195,24 @@ size_t depth(size_t n) {
 
 template <class T, int kWidth>
 tut::reduction::Variant<T> variant(const std::string& name) {
-    return {name, run_sum<T, kWidth>, nullptr, depth<T, kWidth>,
-            reinterpret_cast<const void*>(reduce_vectorized<T, kWidth>)};
+    tut::reduction::Variant<T> v;
+    v.name = name;
+    v.run = run_sum<T, kWidth>;
+    v.depth = depth<T, kWidth>;
+    v.kernel = tut::reduction::kernel_id(reduce_vectorized<T, kWidth>);
+    return v;
 }
 
 }  // namespace
 
 namespace lesson {
 tut::reduction::Variants reduction_variants() {
-    return {{variant<double, 1>("double"), variant<double, 2>("double2"), variant<double, 4>("double4_32a")},
-            {variant<float, 1>("float"), variant<float, 2>("float2"), variant<float, 4>("float4")},
-            {variant<int, 1>("int"), variant<int, 2>("int2"), variant<int, 4>("int4")},
-            {variant<cuDoubleComplex, 1>("complex"), variant<cuDoubleComplex, 2>("complex x2 (double4_32a)")}};
+    tut::reduction::Variants all;
+    all.f64 = {variant<double, 1>("double"), variant<double, 2>("double2"), variant<double, 4>("double4_32a")};
+    all.f32 = {variant<float, 1>("float"), variant<float, 2>("float2"), variant<float, 4>("float4")};
+    all.i32 = {variant<int, 1>("int"), variant<int, 2>("int2"), variant<int, 4>("int4")};
+    all.c64 = {variant<cuDoubleComplex, 1>("complex"), variant<cuDoubleComplex, 2>("complex x2")};
+    return all;
 }
 }  // namespace lesson
 

@@ -1,8 +1,14 @@
-// Reduction lesson 10: cub::DeviceReduce::Sum, the library a user should call.
+// Reduction lesson 10: cub::DeviceReduce::Sum, the library a user should call: its
+// two-call convention for temporary storage, and its run-to-run determinism.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/reduction/10_cub/cub.cu -o cub
 // Run:  ./cub      (2^26 doubles; --type all adds float, int, complex; --help for options)
+//
+// In this file:
+//   workspace_bytes<T>(n)   how much temporary storage CUB needs for n elements
+//   run_sum<T>(...)         the reduction itself, in that storage
+//   variants "cub::DeviceReduce::Sum double", "... float", "... int", "... complex"
 //
 // CUB ships with the CUDA toolkit (header-only, part of CCCL): nothing to link.
 #include "tut/reduction.hpp"
@@ -11,20 +17,22 @@
 
 namespace {
 
-// CUB's device-wide algorithms take their scratch memory from the caller, in two calls
-// of the same function:
-//   1. with d_temp_storage == nullptr, it only writes the bytes it needs into temp_bytes;
-//   2. with the storage, it runs (on the given stream; here the default one).
-// The track's Variant interface is built the same way: workspace_bytes(n), then run().
-// Allocate once and reuse: cudaMalloc synchronizes the device and costs far more than
-// the sum of a few MB.
+// CUB's device-wide algorithms take their scratch memory from the caller, and are called
+// twice: once to say how much they need, once to run (on the given stream; here the
+// default one). The track's Variant interface is built the same way: workspace_bytes(n),
+// then run(). Allocate once and reuse: cudaMalloc synchronizes the device and costs far
+// more than the sum of a few MB.
 template <class T>
 size_t workspace_bytes(size_t n) {
     tut::reduction::require_count(n);
-    // TODO(exercise): ask cub::DeviceReduce::Sum how many bytes of temporary storage it
-    //   needs for n elements: call it with d_temp_storage = nullptr, a size_t temp_bytes
-    //   it writes into, typed null pointers for d_in (const T*) and d_out (T*), and n.
-    //   Check its cudaError_t with TUT_CUDA. Return temp_bytes.
+    // TODO(exercise): return how many bytes of temporary storage cub::DeviceReduce::Sum
+    //   needs to sum n elements of T.
+    //   What makes it hard: there is no separate "size" function. The same Sum() call only
+    //   reports the size, and does nothing else, when it is given no storage; its pointer
+    //   arguments must still have the element types the real call will use, so that CUB
+    //   picks the same algorithm (and the same size) for both.
+    //   Hints: CUB's DeviceReduce documentation shows the two calls; Sum() returns a
+    //   cudaError_t, which TUT_CUDA checks like any runtime call.
     return 0;
 }
 
@@ -37,23 +45,37 @@ size_t workspace_bytes(size_t n) {
 template <class T>
 void run_sum(const T* in, size_t n, T* out, void* workspace) {
     size_t temp_bytes = workspace_bytes<T>(n);  // (also refuses n > 2^30)
-    // TODO(exercise): call cub::DeviceReduce::Sum again, now with the workspace, the
-    //   temp_bytes it holds, in, out and n; check it with TUT_CUDA.
-    (void)workspace, (void)temp_bytes, (void)in;
-    TUT_CUDA(cudaMemsetAsync(out, 0, sizeof(T)));  // placeholder: remove it
+    // TODO(exercise): sum in[0, n) into *out with cub::DeviceReduce::Sum, in the
+    //   temporary storage the caller allocated (`workspace`, temp_bytes bytes).
+    //   The constraint: this call must describe the same problem as the size query (the
+    //   same element types and n) and hand over exactly the storage and byte count that
+    //   query asked for; and its cudaError_t must not be dropped.
+    (void)in;
+    (void)out;
+    (void)workspace;
+    (void)temp_bytes;
 }
 
 template <class T>
 tut::reduction::Variant<T> variant() {
-    return {std::string("cub::DeviceReduce::Sum ") + tut::reduction::type_name<T>(), run_sum<T>, workspace_bytes<T>,
-            tut::reduction::cub_depth, nullptr};
+    tut::reduction::Variant<T> v;
+    v.name = std::string("cub::DeviceReduce::Sum ") + tut::reduction::type_name<T>();
+    v.run = run_sum<T>;
+    v.workspace_bytes = workspace_bytes<T>;
+    v.depth = tut::reduction::cub_depth;
+    return v;
 }
 
 }  // namespace
 
 namespace lesson {
 tut::reduction::Variants reduction_variants() {
-    return {{variant<double>()}, {variant<float>()}, {variant<int>()}, {variant<cuDoubleComplex>()}};
+    tut::reduction::Variants all;
+    all.f64 = {variant<double>()};
+    all.f32 = {variant<float>()};
+    all.i32 = {variant<int>()};
+    all.c64 = {variant<cuDoubleComplex>()};
+    return all;
 }
 }  // namespace lesson
 

@@ -1,8 +1,15 @@
-// Reduction lesson 5: unrolling the last warp, correct on Volta and later (__syncwarp).
+// Reduction lesson 5: the last warp unrolled. The tree's last six steps involve only the
+// first warp: no __syncthreads() and no `if (tid < s)` there, but explicit warp barriers
+// (__syncwarp), which correct code needs since Volta's independent thread scheduling.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/reduction/05_unroll_last_warp/unroll_last_warp.cu -o unroll_last_warp
 // Run:  ./unroll_last_warp      (2^26 doubles; --type all adds float, int, complex; --help for options)
+//
+// In this file:
+//   warp_reduce(sdata, tid)       the first warp adds sdata[0..63] into sdata[0]
+//   reduce_unroll_last_warp<T>    512 elements -> one partial sum per 256-thread block (Harris's kernel 5)
+//   variants "double", "float", "int", "complex": passes of that kernel until one value is left
 //
 // Kernel 5 of Mark Harris, "Optimizing Parallel Reduction in CUDA" (NVIDIA, 2007), made
 // correct under independent thread scheduling (CUDA C++ Programming Guide, "Independent
@@ -11,7 +18,7 @@
 
 namespace {
 
-constexpr unsigned kThreads = 256;                  // threads per block
+constexpr unsigned kThreads = 256;                    // threads per block
 constexpr unsigned kElementsPerBlock = 2 * kThreads;  // each thread loads two elements
 
 // The last six steps of the tree (s = 32, 16, ..., 1) involve only the first warp. A
@@ -22,9 +29,8 @@ constexpr unsigned kElementsPerBlock = 2 * kThreads;  // each thread loads two e
 // Harris's 2007 version relied on the 32 lanes running in lockstep, with a `volatile`
 // pointer so that every access really went to shared memory. Since Volta (sm_70), each
 // lane has its own program counter and the lanes of a warp may interleave: lane 0 may
-// read sdata[16] before or after lane 16 overwrites it. __syncwarp() between the reads
-// and the writes of each step restores the order; the register `v` keeps each lane's
-// read separate from its write.
+// read sdata[16] before or after lane 16 overwrites it. The order of each step's reads
+// and writes must therefore be made explicit.
 template <class T>
 __device__ void warp_reduce(T* sdata, unsigned tid) {
     T v = sdata[tid];
@@ -56,6 +62,8 @@ __global__ void reduce_unroll_last_warp(const T* __restrict__ in, size_t count, 
     if (tid == 0) partials[blockIdx.x] = sdata[0];
 }
 
+// ---- Plumbing: one launch per level of the tree ------------------------------------------
+
 size_t blocks_for(size_t count) { return tut::reduction::ceil_div(count, kElementsPerBlock); }
 
 template <class T>
@@ -64,31 +72,29 @@ void launch_pass(const T* in, size_t count, T* partials, size_t blocks) {
     TUT_LAUNCH("reduce_unroll_last_warp");
 }
 
-// n elements -> n/512 partial sums -> n/262144 -> ... -> 1: one launch per level.
-template <class T>
-void run_sum(const T* in, size_t n, T* out, void* workspace) {
-    tut::reduction::reduce_in_passes<T>(in, n, out, workspace, blocks_for, launch_pass<T>);
-}
-
-template <class T>
-size_t workspace_bytes(size_t n) {
-    return tut::reduction::multi_pass_workspace_bytes<T>(n, blocks_for);
-}
-
 // Every element goes through 1 + log2(256) = log2(512) = 9 additions per pass.
 size_t depth(size_t n) { return tut::reduction::tree_depth(n, blocks_for, kElementsPerBlock); }
 
+// n elements -> n/512 partial sums -> n/262144 -> ... -> 1: one launch per level.
 template <class T>
 tut::reduction::Variant<T> variant() {
-    return {tut::reduction::type_name<T>(), run_sum<T>, workspace_bytes<T>, depth,
-            reinterpret_cast<const void*>(reduce_unroll_last_warp<T>)};
+    tut::reduction::Variant<T> v = tut::reduction::multi_pass_variant<T>(blocks_for, launch_pass<T>);
+    v.name = tut::reduction::type_name<T>();
+    v.depth = depth;
+    v.kernel = tut::reduction::kernel_id(reduce_unroll_last_warp<T>);
+    return v;
 }
 
 }  // namespace
 
 namespace lesson {
 tut::reduction::Variants reduction_variants() {
-    return {{variant<double>()}, {variant<float>()}, {variant<int>()}, {variant<cuDoubleComplex>()}};
+    tut::reduction::Variants all;
+    all.f64 = {variant<double>()};
+    all.f32 = {variant<float>()};
+    all.i32 = {variant<int>()};
+    all.c64 = {variant<cuDoubleComplex>()};
+    return all;
 }
 }  // namespace lesson
 

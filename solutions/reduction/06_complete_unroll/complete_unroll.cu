@@ -1,8 +1,15 @@
-// Reduction lesson 6: complete unrolling, with the block size as a template parameter.
+// Reduction lesson 6: complete unrolling. The block size becomes a template parameter, so
+// every step of the tree is decided at compile time and the loop disappears.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/reduction/06_complete_unroll/complete_unroll.cu -o complete_unroll
 // Run:  ./complete_unroll      (2^26 doubles; --type all adds float, int, complex; --help for options)
+//
+// In this file:
+//   reduce_complete_unroll<kThreads, T>   2 kThreads elements -> one partial sum per block (Harris's kernel 6)
+//   warp_reduce(sdata, tid)               lesson 5's last warp
+//   variants "double" (256 threads), "double, threads=128", "double, threads=512", "float",
+//            "int", "complex": passes of that kernel until one value is left
 //
 // Kernel 6 of Mark Harris, "Optimizing Parallel Reduction in CUDA" (NVIDIA, 2007), made
 // correct under independent thread scheduling (CUDA C++ Programming Guide, "Independent
@@ -11,19 +18,53 @@
 
 namespace {
 
-constexpr unsigned kThreads = 256;  // threads per block of the headline variant
+constexpr unsigned kHeadlineThreads = 256;  // threads per block of the headline variants (as in lessons 1-5)
 
-// The last six steps of the tree (s = 32, 16, ..., 1) involve only the first warp. A
-// warp needs no __syncthreads(), and once one warp is left the `if (tid < s)` tests
-// only cost instructions: let all 32 lanes do every step (the extra lanes add values
-// nobody reads) and synchronize with __syncwarp(), which is nearly free.
-//
-// Harris's 2007 version relied on the 32 lanes running in lockstep, with a `volatile`
-// pointer so that every access really went to shared memory. Since Volta (sm_70), each
-// lane has its own program counter and the lanes of a warp may interleave: lane 0 may
-// read sdata[16] before or after lane 16 overwrites it. __syncwarp() between the reads
-// and the writes of each step restores the order; the register `v` keeps each lane's
-// read separate from its write.
+template <class T>
+__device__ void warp_reduce(T* sdata, unsigned tid);
+
+// Lesson 5's kernel with the block size kThreads known to the compiler. The tree's loop
+// had a bound, blockDim.x, known only at run time: a loop counter, a compare and a
+// branch per step. With kThreads a template parameter, each `if (kThreads >= ...)` below
+// is decided at compile time and vanishes, and what is left is straight-line code.
+// Harris picks the instantiation with a switch on the block size at launch; here every
+// variant is its own instantiation.
+template <unsigned kThreads, class T>
+__global__ void reduce_complete_unroll(const T* __restrict__ in, size_t count, T* __restrict__ partials) {
+    static_assert(kThreads >= 64 && kThreads <= 1024 && (kThreads & (kThreads - 1)) == 0,
+                  "a power of two from 64 (warp_reduce reads sdata[tid + 32]) to 1024");
+    __shared__ T sdata[kThreads];
+    const unsigned tid = threadIdx.x;
+    const size_t i = size_t(blockIdx.x) * (2 * kThreads) + tid;
+    T sum = i < count ? in[i] : T{};  // the last block overhangs the input: pad with zeros
+    if (i + kThreads < count) sum += in[i + kThreads];
+    sdata[tid] = sum;
+    __syncthreads();
+
+    if (kThreads >= 1024) {
+        if (tid < 512) sdata[tid] += sdata[tid + 512];
+        __syncthreads();
+    }
+    if (kThreads >= 512) {
+        if (tid < 256) sdata[tid] += sdata[tid + 256];
+        __syncthreads();
+    }
+    if (kThreads >= 256) {
+        if (tid < 128) sdata[tid] += sdata[tid + 128];
+        __syncthreads();
+    }
+    if (kThreads >= 128) {
+        if (tid < 64) sdata[tid] += sdata[tid + 64];
+        __syncthreads();
+    }
+    if (tid < 32) warp_reduce(sdata, tid);
+    if (tid == 0) partials[blockIdx.x] = sdata[0];
+}
+
+// Lesson 5's last six steps (s = 32, 16, ..., 1), by the first warp alone: all 32 lanes do
+// every step (the extra lanes add values nobody reads). Since Volta the lanes of a warp
+// may interleave, so __syncwarp() between the reads and the writes of each step keeps the
+// order, and the register `v` keeps each lane's read separate from its write.
 template <class T>
 __device__ void warp_reduce(T* sdata, unsigned tid) {
     T v = sdata[tid];
@@ -36,76 +77,33 @@ __device__ void warp_reduce(T* sdata, unsigned tid) {
     }
 }
 
-// Lesson 5's kernel with the block size kBlock known to the compiler. The tree's loop
-// had a bound, blockDim.x, known only at run time: a loop counter, a compare and a
-// branch per step. With kBlock a template parameter, each `if (kBlock >= ...)` below is
-// decided at compile time and vanishes, and what is left is straight-line code.
-// Harris picks the instantiation with a switch on the block size at launch; here every
-// variant is its own instantiation.
-template <unsigned kBlock, class T>
-__global__ void reduce_complete_unroll(const T* __restrict__ in, size_t count, T* __restrict__ partials) {
-    static_assert(kBlock >= 64 && kBlock <= 1024 && (kBlock & (kBlock - 1)) == 0,
-                  "a power of two from 64 (warp_reduce reads sdata[tid + 32]) to 1024");
-    __shared__ T sdata[kBlock];
-    const unsigned tid = threadIdx.x;
-    const size_t i = size_t(blockIdx.x) * (2 * kBlock) + tid;
-    T sum = i < count ? in[i] : T{};  // the last block overhangs the input: pad with zeros
-    if (i + kBlock < count) sum += in[i + kBlock];
-    sdata[tid] = sum;
-    __syncthreads();
+// ---- Plumbing: one launch per level of the tree ------------------------------------------
 
-    if (kBlock >= 1024) {
-        if (tid < 512) sdata[tid] += sdata[tid + 512];
-        __syncthreads();
-    }
-    if (kBlock >= 512) {
-        if (tid < 256) sdata[tid] += sdata[tid + 256];
-        __syncthreads();
-    }
-    if (kBlock >= 256) {
-        if (tid < 128) sdata[tid] += sdata[tid + 128];
-        __syncthreads();
-    }
-    if (kBlock >= 128) {
-        if (tid < 64) sdata[tid] += sdata[tid + 64];
-        __syncthreads();
-    }
-    if (tid < 32) warp_reduce(sdata, tid);
-    if (tid == 0) partials[blockIdx.x] = sdata[0];
-}
-
-template <unsigned kBlock>
+template <unsigned kThreads>
 size_t blocks_for(size_t count) {
-    return tut::reduction::ceil_div(count, 2 * kBlock);
+    return tut::reduction::ceil_div(count, 2 * kThreads);
 }
 
-template <unsigned kBlock, class T>
+template <unsigned kThreads, class T>
 void launch_pass(const T* in, size_t count, T* partials, size_t blocks) {
-    reduce_complete_unroll<kBlock, T><<<static_cast<unsigned>(blocks), kBlock>>>(in, count, partials);
+    reduce_complete_unroll<kThreads, T><<<static_cast<unsigned>(blocks), kThreads>>>(in, count, partials);
     TUT_LAUNCH("reduce_complete_unroll");
 }
 
-// n elements -> n/(2 kBlock) partial sums -> ... -> 1: one launch per level.
-template <unsigned kBlock, class T>
-void run_sum(const T* in, size_t n, T* out, void* workspace) {
-    tut::reduction::reduce_in_passes<T>(in, n, out, workspace, blocks_for<kBlock>, launch_pass<kBlock, T>);
-}
-
-template <unsigned kBlock, class T>
-size_t workspace_bytes(size_t n) {
-    return tut::reduction::multi_pass_workspace_bytes<T>(n, blocks_for<kBlock>);
-}
-
-// Every element goes through log2(2 kBlock) additions per pass.
-template <unsigned kBlock>
+// Every element goes through log2(2 kThreads) additions per pass.
+template <unsigned kThreads>
 size_t depth(size_t n) {
-    return tut::reduction::tree_depth(n, blocks_for<kBlock>, 2 * kBlock);
+    return tut::reduction::tree_depth(n, blocks_for<kThreads>, 2 * kThreads);
 }
 
-template <class T, unsigned kBlock = kThreads>
-tut::reduction::Variant<T> variant(const std::string& name = tut::reduction::type_name<T>()) {
-    return {name, run_sum<kBlock, T>, workspace_bytes<kBlock, T>, depth<kBlock>,
-            reinterpret_cast<const void*>(reduce_complete_unroll<kBlock, T>)};
+// n elements -> n/(2 kThreads) partial sums -> ... -> 1: one launch per level.
+template <class T, unsigned kThreads>
+tut::reduction::Variant<T> variant(const std::string& name) {
+    tut::reduction::Variant<T> v = tut::reduction::multi_pass_variant<T>(blocks_for<kThreads>, launch_pass<kThreads, T>);
+    v.name = name;
+    v.depth = depth<kThreads>;
+    v.kernel = tut::reduction::kernel_id(reduce_complete_unroll<kThreads, T>);
+    return v;
 }
 
 }  // namespace
@@ -114,10 +112,13 @@ namespace lesson {
 // The headline variant of each type has 256 threads, as in lessons 1-5; for double the
 // template also gives 128- and 512-thread blocks for free (the README compares them).
 tut::reduction::Variants reduction_variants() {
-    return {{variant<double>(), variant<double, 128>("double, 128 threads"), variant<double, 512>("double, 512 threads")},
-            {variant<float>()},
-            {variant<int>()},
-            {variant<cuDoubleComplex>()}};
+    tut::reduction::Variants all;
+    all.f64 = {variant<double, kHeadlineThreads>("double"), variant<double, 128>("double, threads=128"),
+               variant<double, 512>("double, threads=512")};
+    all.f32 = {variant<float, kHeadlineThreads>("float")};
+    all.i32 = {variant<int, kHeadlineThreads>("int")};
+    all.c64 = {variant<cuDoubleComplex, kHeadlineThreads>("complex")};
+    return all;
 }
 }  // namespace lesson
 

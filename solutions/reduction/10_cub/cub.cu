@@ -1,8 +1,14 @@
-// Reduction lesson 10: cub::DeviceReduce::Sum, the library a user should call.
+// Reduction lesson 10: cub::DeviceReduce::Sum, the library a user should call: its
+// two-call convention for temporary storage, and its run-to-run determinism.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/reduction/10_cub/cub.cu -o cub
 // Run:  ./cub      (2^26 doubles; --type all adds float, int, complex; --help for options)
+//
+// In this file:
+//   workspace_bytes<T>(n)   how much temporary storage CUB needs for n elements
+//   run_sum<T>(...)         the reduction itself, in that storage
+//   variants "cub::DeviceReduce::Sum double", "... float", "... int", "... complex"
 //
 // CUB ships with the CUDA toolkit (header-only, part of CCCL): nothing to link.
 #include "tut/reduction.hpp"
@@ -11,13 +17,11 @@
 
 namespace {
 
-// CUB's device-wide algorithms take their scratch memory from the caller, in two calls
-// of the same function:
-//   1. with d_temp_storage == nullptr, it only writes the bytes it needs into temp_bytes;
-//   2. with the storage, it runs (on the given stream; here the default one).
-// The track's Variant interface is built the same way: workspace_bytes(n), then run().
-// Allocate once and reuse: cudaMalloc synchronizes the device and costs far more than
-// the sum of a few MB.
+// CUB's device-wide algorithms take their scratch memory from the caller, and are called
+// twice: once to say how much they need, once to run (on the given stream; here the
+// default one). The track's Variant interface is built the same way: workspace_bytes(n),
+// then run(). Allocate once and reuse: cudaMalloc synchronizes the device and costs far
+// more than the sum of a few MB.
 template <class T>
 size_t workspace_bytes(size_t n) {
     tut::reduction::require_count(n);
@@ -40,15 +44,24 @@ void run_sum(const T* in, size_t n, T* out, void* workspace) {
 
 template <class T>
 tut::reduction::Variant<T> variant() {
-    return {std::string("cub::DeviceReduce::Sum ") + tut::reduction::type_name<T>(), run_sum<T>, workspace_bytes<T>,
-            tut::reduction::cub_depth, nullptr};
+    tut::reduction::Variant<T> v;
+    v.name = std::string("cub::DeviceReduce::Sum ") + tut::reduction::type_name<T>();
+    v.run = run_sum<T>;
+    v.workspace_bytes = workspace_bytes<T>;
+    v.depth = tut::reduction::cub_depth;
+    return v;
 }
 
 }  // namespace
 
 namespace lesson {
 tut::reduction::Variants reduction_variants() {
-    return {{variant<double>()}, {variant<float>()}, {variant<int>()}, {variant<cuDoubleComplex>()}};
+    tut::reduction::Variants all;
+    all.f64 = {variant<double>()};
+    all.f32 = {variant<float>()};
+    all.i32 = {variant<int>()};
+    all.c64 = {variant<cuDoubleComplex>()};
+    return all;
 }
 }  // namespace lesson
 
