@@ -83,14 +83,6 @@ class GraphSolver final : public tut::cg::Solver {
     void build_graph(float* x) {
         if (exec_) TUT_CUDA(cudaGraphExecDestroy(exec_));
         exec_ = nullptr;
-        // Let everything already queued finish (the allocations and first writes of x and
-        // of this solver's vectors) before the capture. Not needed for correctness, but
-        // compute-sanitizer's memcheck can report a conditional WHILE node's kernels reading
-        // memory allocated or written just before the capture as accesses "made before the
-        // memory is allocated", and then poisons the context; a synchronization between the
-        // allocations and the capture avoids that (README; docs/experiments/
-        // sanitizer_while_graph.cu reproduces it). It costs nothing per solve.
-        TUT_CUDA(cudaDeviceSynchronize());
         cudaGraph_t graph = nullptr;
         TUT_CUDA(cudaGraphCreate(&graph, 0));
         cudaGraphConditionalHandle loop = 0;  // the WHILE node's condition
