@@ -61,7 +61,7 @@ class InstallDeps(unittest.TestCase):
         self.root.mkdir()
         self.addCleanup(self.tmp.cleanup)
         self.tool("apt-get", FAKE_APT.format(python=sys.executable, fake=str(self.fake)))
-        self.tool("sudo", f'#!{BASH}\nshift\nexec "$@"\n')  # "sudo -n CMD...": runs CMD
+        self.tool("sudo", f'#!{BASH}\nshift\n"$@"\n')  # "sudo -n CMD...": runs CMD
         for name in ("ninja", "python3", "nvcc"):
             self.tool(name)
         self.cmake("3.25.1")
