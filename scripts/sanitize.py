@@ -38,8 +38,8 @@ SANITIZER_ERROR_EXIT = 99
 
 # Options beyond --tool, where they help. memcheck: a 1 KiB unreadable pad after every
 # cudaMalloc, so that a kernel running off the end of one buffer into the next is caught
-# (buffers can otherwise sit back to back). Its leak check stays off: it needs the context
-# destroyed before exit, which the lessons leave to the driver. racecheck's default report
+# (buffers can otherwise sit back to back). Its leak check stays off: a buffer that a
+# library or a cache keeps until the program exits is no error here. racecheck's default report
 # ("analysis", one record per racing pair of source lines) is the readable one; synccheck
 # and initcheck need nothing.
 TOOL_OPTIONS = {"memcheck": ["--padding", "1024"]}
