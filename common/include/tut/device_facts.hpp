@@ -34,15 +34,17 @@ struct DeviceFacts {
     double dram_peak_gbs = 0;      ///< theoretical, from clocks; 0 when the driver does not report them
 };
 
-/// FP32 lanes (FMA units) per SM by compute capability; 0 when unknown.
+/// FP32 lanes (FMA units) per SM by compute capability: the "32-bit floating-point add,
+/// multiply, multiply-add" results per clock per SM of the Programming Guide's
+/// throughput table; 0 when unknown.
 inline int fp32_lanes_per_sm(int major, int minor) {
     switch (major) {
-        case 5: return 128;
-        case 6: return minor == 0 ? 64 : 128;
-        case 7: return 64;
-        case 8: return minor == 0 ? 64 : 128;
-        case 9: return 128;
-        case 10: case 11: case 12: return 128;
+        case 5: return 128;                     // Maxwell
+        case 6: return minor == 0 ? 64 : 128;   // Pascal: P100 (6.0) 64; 6.1, 6.2 128
+        case 7: return 64;                      // Volta (7.0, 7.2), Turing (7.5)
+        case 8: return minor == 0 ? 64 : 128;   // A100 (8.0) 64; 8.6, 8.7 (Orin), 8.9 (Ada) 128
+        case 9: return 128;                     // Hopper (H100, H200)
+        case 10: case 11: case 12: return 128;  // Blackwell: 10.0, 10.3, 11.0 (Thor), 12.x (RTX 50)
         default: return 0;
     }
 }
