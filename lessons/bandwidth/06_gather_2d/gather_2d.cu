@@ -6,12 +6,12 @@
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/bandwidth/06_gather_2d/gather_2d.cu -o gather_2d
 // Run:  ./gather_2d                (--classic for 1000 x 20000, columns 0..9999; --help for options)
 //
-// Kernel gather_2d<V, kPerThread> and the variants (--variant names), blocks of up to
-// kThreads threads:
-//   "2D, float"                              V = float,  1 per thread, 128 threads
+// Kernel gather_2d<V, kPerThread> and the variants (--variant names):
+//   "2D, float"                              V = float,  1 per thread, blocks of 128 threads
 //   "2D, float4"                             V = float4, 1 per thread (float where not aligned), 128 threads
 //   "2D, float4, 2 per thread"               V = float4, 2 loads in flight per thread, 128 threads
-//   "2D, float4, 2 per thread, 512 threads"  the same kernel in blocks four times larger
+//   "2D, float4, 2 per thread, large blocks" the same kernel in the fewest blocks of up to 1024
+//                                            threads that cover a column evenly
 //
 // Column-major: element (r, c) of the rows x cols source is src[c * rows + r]; the target
 // is rows x count and its column k is source column indices[k].
@@ -63,12 +63,24 @@ bool can_use_float4(const tut::bandwidth::GatherInput& in, const float* tgt) {
            reinterpret_cast<std::uintptr_t>(tgt) % 16 == 0;
 }
 
-// kThreads: the block size for long columns. Short columns get narrower blocks (whole
-// warps), so few threads idle.
+// The block size: kThreads threads for long columns, or, with kThreads = 0, large blocks:
+// the fewest blocks of at most 1024 threads that cover a column, made just wide enough
+// to share it evenly (2 blocks of 640 threads for 2500 float4s). Short columns get
+// narrower blocks (whole warps), so few threads idle.
+template <int kPerThread, int kThreads>
+int threads_per_block(int rows_v) {
+    int wanted = kThreads;
+    if (kThreads == 0) {
+        const int blocks = (rows_v + 1024 * kPerThread - 1) / (1024 * kPerThread);
+        wanted = (rows_v + blocks * kPerThread - 1) / (blocks * kPerThread);
+    }
+    return std::min((wanted + 31) / 32 * 32, (rows_v + 31) / 32 * 32);
+}
+
 template <class V, int kPerThread, int kThreads>
 void launch_2d(const tut::bandwidth::GatherInput& in, float* tgt) {
     const int rows_v = in.rows / static_cast<int>(sizeof(V) / sizeof(float));
-    const int threads = std::min(kThreads, (rows_v + 31) / 32 * 32);
+    const int threads = threads_per_block<kPerThread, kThreads>(rows_v);
     const int chunk = threads * kPerThread;
     const dim3 grid((rows_v + chunk - 1) / chunk, std::min(in.count, kMaxGridY));
     gather_2d<V, kPerThread><<<grid, threads>>>(rows_v, in.count, reinterpret_cast<const V*>(in.src), in.indices,
@@ -101,7 +113,7 @@ std::vector<tut::bandwidth::GatherVariant> gather_variants() {
     return {gather_variant("2D, float", run_2d<false, 1, 128>, gather_2d<float, 1>, scalar_path),
             gather_variant("2D, float4", run_2d<true, 1, 128>, gather_2d<float4, 1>, vector_path),
             gather_variant("2D, float4, 2 per thread", run_2d<true, 2, 128>, gather_2d<float4, 2>, vector_path),
-            gather_variant("2D, float4, 2 per thread, 512 threads", run_2d<true, 2, 512>, gather_2d<float4, 2>,
+            gather_variant("2D, float4, 2 per thread, large blocks", run_2d<true, 2, 0>, gather_2d<float4, 2>,
                            vector_path)};
 }
 }  // namespace lesson
