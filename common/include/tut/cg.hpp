@@ -434,13 +434,7 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
     return guarded_main(info.lesson, [&] {
         const DeviceFacts dev = device_facts();
         print_device_banner(dev);
-        // The copy's two 1 GiB buffers stay allocated until the run ends. Freeing them here
-        // would be just as correct, but compute-sanitizer's memcheck (2025.3) then faults a
-        // conditional WHILE graph launched afterwards (lesson 07), which hides what it
-        // should check; docs/experiments/sanitizer_while_graph.cu reproduces that.
-        const size_t d2d_bytes = size_t(1) << 30;
-        DeviceBuffer<char> d2d_src(d2d_bytes), d2d_dst(d2d_bytes);
-        const double d2d_gbs = measure_d2d_bandwidth_gbs(d2d_dst.get(), d2d_src.get(), d2d_bytes);
+        const double d2d_gbs = measure_d2d_bandwidth_gbs();
         std::printf("Measured device-to-device copy bandwidth: %.0f GB/s (the bandwidth floor divides by this)\n", d2d_gbs);
         SolveOptions opt;
         opt.tolerance = po.tolerance;

@@ -77,24 +77,17 @@ inline DeviceFacts device_facts(int device = -1) {
 }
 
 /// Measures device-to-device cudaMemcpy bandwidth in GB/s (1e9 bytes/s), counting
-/// read + write bytes, copying `bytes` from `src` to `dst` (far larger than L2, so that
-/// DRAM is what is measured).
-inline double measure_d2d_bandwidth_gbs(void* dst, void* src, size_t bytes, int repeats = 10) {
-    TUT_CUDA(cudaMemset(src, 1, bytes));
-    Timing t = time_gpu([&] { TUT_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice)); },
-                        TimingOptions{2, repeats, false});
-    return 2.0 * bytes / (t.median_ms * 1e-3) / 1e9;
-}
-
-/// The same with two buffers of `bytes` allocated for the measurement and freed after it.
+/// read + write bytes, with a buffer far larger than L2 so DRAM is what is measured.
 inline double measure_d2d_bandwidth_gbs(size_t bytes = size_t(1) << 30, int repeats = 10) {
     void *src = nullptr, *dst = nullptr;
     TUT_CUDA(cudaMalloc(&src, bytes));
     TUT_CUDA(cudaMalloc(&dst, bytes));
-    const double gbs = measure_d2d_bandwidth_gbs(dst, src, bytes, repeats);
+    TUT_CUDA(cudaMemset(src, 1, bytes));
+    Timing t = time_gpu([&] { TUT_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice)); },
+                        TimingOptions{2, repeats, false});
     TUT_CUDA(cudaFree(src));
     TUT_CUDA(cudaFree(dst));
-    return gbs;
+    return 2.0 * bytes / (t.median_ms * 1e-3) / 1e9;
 }
 
 /// CUDA runtime and driver versions as "13.0 (driver 13.0)".

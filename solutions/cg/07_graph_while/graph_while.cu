@@ -15,7 +15,10 @@
 //   GraphSolver::build_graph   graph = [ WHILE(loop) { spmv_pq_alpha -> update_x_r_z ->
 //                              update_p_and_decide } ] (the exercise, part 1)
 //   GraphSolver::solve         start, one graph launch, one copy back
-//   variant "graph while"
+//   variants "graph while" (the lesson) and "graph per iteration": the same three kernels
+//   as a plain graph that the host launches once per iteration, reading the status every
+//   --check-every launches as lesson 05 does (what the WHILE node saves; also the variant
+//   compute-sanitizer can check, see the README)
 // Lesson 05's kernels (start, spmv_pq_alpha, update_x_r_z) come from tut/cg_fused_update.hpp.
 #include "tut/cg.hpp"
 #include "tut/cg_fused_update.hpp"
@@ -41,8 +44,9 @@ __global__ void update_p_and_decide(int n, const float* __restrict__ z, float* _
 
 class GraphSolver final : public tut::cg::Solver {
   public:
-    GraphSolver(const tut::cg::DeviceMatrix& A, const std::vector<float>& dinv, const tut::cg::SolveOptions& opt)
-        : n_(A.n()), opt_(opt), grid_(fused_grid(A.n())), dinv_(dinv), r_(size_t(n_)), z_(size_t(n_)),
+    GraphSolver(const tut::cg::DeviceMatrix& A, const std::vector<float>& dinv, const tut::cg::SolveOptions& opt,
+                bool loop_on_gpu)
+        : n_(A.n()), loop_on_gpu_(loop_on_gpu), opt_(opt), grid_(fused_grid(A.n())), dinv_(dinv), r_(size_t(n_)), z_(size_t(n_)),
           p_(size_t(n_)), q_(size_t(n_)), A_(A.view()), scalars_(1) {
         // Capture needs a stream of our own (the legacy default stream cannot be captured).
         // A blocking one, so that work on the default stream still orders with it.
@@ -62,11 +66,23 @@ class GraphSolver final : public tut::cg::Solver {
         start<<<grid_.blocks, kThreads, 0, stream_>>>(n_, b, dinv_.get(), x, r_.get(), z_.get(), p_.get(), s,
                                                       float(opt_.tolerance * opt_.tolerance));
         TUT_LAUNCH("start");
-        TUT_CUDA(cudaGraphLaunch(exec_, stream_));  // the whole loop
         Scalars h{};
-        TUT_CUDA(cudaMemcpyAsync(&h, s, sizeof(Scalars), cudaMemcpyDeviceToHost, stream_));
-        TUT_CUDA(cudaStreamSynchronize(stream_));  // the only wait
-        return fused_result(h, h.performed);
+        if (loop_on_gpu_) {
+            TUT_CUDA(cudaGraphLaunch(exec_, stream_));  // the whole loop
+            TUT_CUDA(cudaMemcpyAsync(&h, s, sizeof(Scalars), cudaMemcpyDeviceToHost, stream_));
+            TUT_CUDA(cudaStreamSynchronize(stream_));  // the only wait
+            return fused_result(h, h.performed);
+        }
+        int performed = 0;  // "graph per iteration": the host loop of lesson 05, one launch per iteration
+        while (performed < opt_.max_iterations) {
+            const int chunk = std::min(opt_.check_every, opt_.max_iterations - performed);
+            for (int i = 0; i < chunk; ++i) TUT_CUDA(cudaGraphLaunch(exec_, stream_));
+            performed += chunk;
+            TUT_CUDA(cudaMemcpyAsync(&h, s, sizeof(Scalars), cudaMemcpyDeviceToHost, stream_));
+            TUT_CUDA(cudaStreamSynchronize(stream_));
+            if (h.status != kRunning) break;
+        }
+        return fused_result(h, performed);
     }
 
     // The fused SpMV kernel alone. After a solve the status is no longer "running", so
@@ -78,8 +94,9 @@ class GraphSolver final : public tut::cg::Solver {
     }
 
   private:
-    // Builds graph = [ WHILE(loop) { one iteration } ] and instantiates it. Runs once per x,
-    // before the first solve into it: set-up, not part of a solve's time.
+    // Builds graph = [ WHILE(loop) { one iteration } ] (or, for "graph per iteration", just
+    // [ one iteration ]) and instantiates it. Runs once per x, before the first solve into
+    // it: set-up, not part of a solve's time.
     void build_graph(float* x) {
         if (exec_) TUT_CUDA(cudaGraphExecDestroy(exec_));
         exec_ = nullptr;
@@ -87,21 +104,23 @@ class GraphSolver final : public tut::cg::Solver {
         TUT_CUDA(cudaGraphCreate(&graph, 0));
         cudaGraphConditionalHandle loop = 0;  // the WHILE node's condition
         cudaGraph_t body = graph;              // where one iteration is recorded
-        // The condition belongs to the graph; cudaGraphCondAssignDefault sets it to 1 (run)
-        // at every launch, so each solve starts afresh.
-        TUT_CUDA(cudaGraphConditionalHandleCreate(&loop, graph, 1, cudaGraphCondAssignDefault));
-        cudaGraphNodeParams params{};
-        params.type = cudaGraphNodeTypeConditional;
-        params.conditional.handle = loop;
-        params.conditional.type = cudaGraphCondTypeWhile;
-        params.conditional.size = 1;
-        cudaGraphNode_t while_node;
+        if (loop_on_gpu_) {
+            // The condition belongs to the graph; cudaGraphCondAssignDefault sets it to 1 (run)
+            // at every launch, so each solve starts afresh.
+            TUT_CUDA(cudaGraphConditionalHandleCreate(&loop, graph, 1, cudaGraphCondAssignDefault));
+            cudaGraphNodeParams params{};
+            params.type = cudaGraphNodeTypeConditional;
+            params.conditional.handle = loop;
+            params.conditional.type = cudaGraphCondTypeWhile;
+            params.conditional.size = 1;
+            cudaGraphNode_t while_node;
 #if CUDART_VERSION >= 13000
-        TUT_CUDA(cudaGraphAddNode(&while_node, graph, nullptr, nullptr, 0, &params));  // (no edge data)
+            TUT_CUDA(cudaGraphAddNode(&while_node, graph, nullptr, nullptr, 0, &params));  // (no edge data)
 #else
-        TUT_CUDA(cudaGraphAddNode(&while_node, graph, nullptr, 0, &params));  // CUDA 12.4-12.9
+            TUT_CUDA(cudaGraphAddNode(&while_node, graph, nullptr, 0, &params));  // CUDA 12.4-12.9
 #endif
-        body = params.conditional.phGraph_out[0];  // the node made its body graph; it owns it
+            body = params.conditional.phGraph_out[0];  // the node made its body graph; it owns it
+        }
         // Record one iteration into `body`: its kernels become the body's nodes.
         TUT_CUDA(cudaStreamBeginCaptureToGraph(stream_, body, nullptr, nullptr, 0, cudaStreamCaptureModeRelaxed));
         iteration(x, loop);
@@ -120,12 +139,18 @@ class GraphSolver final : public tut::cg::Solver {
         update_x_r_z<<<grid_.blocks, kThreads, 0, stream_>>>(n_, p_.get(), q_.get(), dinv_.get(), x, r_.get(),
                                                              z_.get(), s);
         TUT_LAUNCH("update_x_r_z");
-        update_p_and_decide<<<grid_.blocks, kThreads, 0, stream_>>>(n_, z_.get(), p_.get(), s, loop,
-                                                                    opt_.max_iterations);
-        TUT_LAUNCH("update_p_and_decide");
+        if (loop_on_gpu_) {
+            update_p_and_decide<<<grid_.blocks, kThreads, 0, stream_>>>(n_, z_.get(), p_.get(), s, loop,
+                                                                        opt_.max_iterations);
+            TUT_LAUNCH("update_p_and_decide");
+        } else {
+            update_p<<<grid_.blocks, kThreads, 0, stream_>>>(n_, z_.get(), p_.get(), s);
+            TUT_LAUNCH("update_p");
+        }
     }
 
     int n_;
+    bool loop_on_gpu_;  // true: the WHILE node; false: the host launches the graph per iteration
     tut::cg::SolveOptions opt_;
     FusedGrid grid_;
     cudaStream_t stream_ = nullptr;
@@ -136,20 +161,28 @@ class GraphSolver final : public tut::cg::Solver {
     tut::DeviceBuffer<Scalars> scalars_;
 };
 
-std::unique_ptr<tut::cg::Solver> make_graph(const tut::cg::Csr& A, const tut::cg::DeviceMatrix& dA,
-                                            const tut::cg::SolveOptions& opt) {
-    const std::vector<float> dinv = tut::cg::inverse_diagonal(A);
-    return std::make_unique<GraphSolver>(dA, dinv, opt);
+std::unique_ptr<tut::cg::Solver> make_graph_while(const tut::cg::Csr& A, const tut::cg::DeviceMatrix& dA,
+                                                  const tut::cg::SolveOptions& opt) {
+    return std::make_unique<GraphSolver>(dA, tut::cg::inverse_diagonal(A), opt, true);
+}
+
+std::unique_ptr<tut::cg::Solver> make_graph_per_iteration(const tut::cg::Csr& A, const tut::cg::DeviceMatrix& dA,
+                                                          const tut::cg::SolveOptions& opt) {
+    return std::make_unique<GraphSolver>(dA, tut::cg::inverse_diagonal(A), opt, false);
 }
 
 }  // namespace
 
 namespace lesson {
 std::vector<tut::cg::Variant> cg_variants() {
-    tut::cg::Variant graph;
-    graph.name = "graph while";
-    graph.make = make_graph;
-    return {graph};
+    tut::cg::Variant graph_while;
+    graph_while.name = "graph while";
+    graph_while.make = make_graph_while;
+    tut::cg::Variant per_iteration;
+    per_iteration.name = "graph per iteration";
+    per_iteration.make = make_graph_per_iteration;
+    per_iteration.uses_check_every = true;  // the host looks every --check-every iterations
+    return {graph_while, per_iteration};
 }
 }  // namespace lesson
 
