@@ -176,7 +176,10 @@ def main(argv=None):
     if tracks and out.exists():  # a partial tour updates only its tracks' records
         old = json.loads(out.read_text())
         kept = [r for r in old.get("records", []) if r["track"] not in tracks]
-        results["records"] = kept + records
+        # Keep the tracks in the build's order (the tables and plots follow the file's order).
+        order = list(dict.fromkeys(e["track"] for e in manifest))
+        rank = {t: i for i, t in enumerate(order)}
+        results["records"] = sorted(kept + records, key=lambda r: rank.get(r["track"], len(order)))
     out.write_text(json.dumps(results, indent=1) + "\n")
     print_tour(results)
     print(f"\nwrote {out}")
