@@ -63,7 +63,8 @@ def unlink_missing_pages(text, page_rel, site_pages):
     """`text` with its markdown links to .md files that are not pages of the site written as
     plain text, 'label (`path`)': Doxygen resolves a link to a .md file as a reference to
     its page, and a reference it cannot resolve is a warning, which fails the build. Links
-    resolve against the repository root first, then the page's folder, as Doxygen does.
+    resolve against the repository root first, then the page's folder, as Doxygen does;
+    those that reach a page of the site are rewritten relative to the site's root.
     Fenced code blocks are left alone."""
     out, fenced = [], False
     for line in text.split("\n"):
@@ -76,8 +77,13 @@ def unlink_missing_pages(text, page_rel, site_pages):
                     return m.group(0)
                 candidates = [os.path.normpath(target),
                               os.path.normpath(os.path.join(os.path.dirname(page_rel), target))]
-                if any(c.replace(os.sep, "/") in site_pages for c in candidates):
-                    return m.group(0)
+                for c in candidates:
+                    c = c.replace(os.sep, "/")
+                    if c in site_pages:
+                        # Written relative to the site's root, the folder Doxygen runs in: it
+                        # tries a link's path from there too, and a path that climbs out of
+                        # the site could reach the source tree's copy of the page instead.
+                        return "[%s](%s%s)" % (m.group(1), c, m.group(3) or "")
                 return "%s (`%s`)" % (m.group(1), target)
             line = MD_LINK.sub(plain, line)
         out.append(line)
