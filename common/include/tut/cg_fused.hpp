@@ -25,6 +25,18 @@ namespace tut::cg::fused {
 
 constexpr int kThreads = 256;    ///< threads per block of every fused kernel
 constexpr int kBlocksPerSm = 8;  ///< resident blocks per SM the grids are sized for
+
+// The SpMV's __launch_bounds__ minimum: kBlocksPerSm where an SM holds 2048 threads
+// (sm_80, sm_90, sm_100), the most that fit where it holds fewer (1536 threads on sm_86,
+// sm_87, sm_89 and sm_120; 1024 on sm_75), since ptxas ignores a minimum it cannot meet,
+// with a warning.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+constexpr int kSpmvMinBlocksPerSm = 1024 / kThreads;
+#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890 || __CUDA_ARCH__ >= 1200)
+constexpr int kSpmvMinBlocksPerSm = 1536 / kThreads;
+#else
+constexpr int kSpmvMinBlocksPerSm = kBlocksPerSm;
+#endif
 enum Status : int { kRunning = 0, kConverged = 1, kNotPositiveDefinite = 2 };
 
 /// Everything an iteration needs to know, in device memory. The dot products are
@@ -110,7 +122,7 @@ __global__ void start(int n, const float* __restrict__ b, const float* __restric
 /// (__ldg): it does not change during the kernel.
 constexpr int kLanes = 8, kUnroll = 4;
 
-__global__ void __launch_bounds__(kThreads, kBlocksPerSm)
+__global__ void __launch_bounds__(kThreads, kSpmvMinBlocksPerSm)
     spmv_pq_alpha(tut::cg::DeviceCsr A, const float* __restrict__ p, float* __restrict__ q, Scalars* s) {
     const int tid = blockIdx.x * blockDim.x + threadIdx.x, threads = gridDim.x * blockDim.x;
     const int lane = tid % kLanes, groups = threads / kLanes;
