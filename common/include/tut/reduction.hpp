@@ -491,10 +491,10 @@ tut::reduction::Variants reduction_variants();
 }  // namespace lesson
 
 // ---------------------------------------------------------------------------------
-// The lesson driver: needs nvcc (it calls CUB), and only a lesson's main() uses it,
-// so the checks' host-compiled files and the TUT_NO_MAIN objects skip it.
+// The lesson driver: needs nvcc (it calls CUB), and only a lesson's main() uses it, so
+// the checks' host-compiled files skip it.
 // ---------------------------------------------------------------------------------
-#if defined(__CUDACC__) && !defined(TUT_NO_MAIN)
+#if defined(__CUDACC__)
 #include <cub/device/device_reduce.cuh>
 
 namespace tut::reduction {
@@ -824,4 +824,4 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const Vari
 }
 
 }  // namespace tut::reduction
-#endif  // __CUDACC__ && !TUT_NO_MAIN
+#endif  // __CUDACC__

@@ -136,9 +136,7 @@ std::vector<tut::bandwidth::CopyVariant> copy_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"bandwidth", "02_copy_kernels", "copy kernels against cudaMemcpy D2D"};
     return tut::bandwidth::copy_main(argc, argv, info, lesson::copy_variants());
 }
-#endif

@@ -66,9 +66,7 @@ std::vector<tut::bandwidth::GatherVariant> gather_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"bandwidth", "03_gather_divmod", "column gather, grid-stride loop with j / rows, j % rows"};
     return tut::bandwidth::gather_main(argc, argv, info, lesson::gather_variants());
 }
-#endif

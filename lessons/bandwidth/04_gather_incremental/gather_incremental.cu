@@ -64,10 +64,8 @@ std::vector<tut::bandwidth::GatherVariant> gather_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"bandwidth", "04_gather_incremental",
                                "column gather, stride split into div/rem once, additions only"};
     return tut::bandwidth::gather_main(argc, argv, info, lesson::gather_variants());
 }
-#endif

@@ -129,9 +129,7 @@ std::vector<tut::cg::Variant> cg_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"cg", "05_fusion", "kernel fusion: three kernels per iteration, the SpMV our own"};
     return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants());
 }
-#endif

@@ -215,9 +215,7 @@ std::vector<tut::cg::Variant> cg_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"cg", "06_mapped_polling", "polling the residual in pinned mapped host memory"};
     return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants());
 }
-#endif

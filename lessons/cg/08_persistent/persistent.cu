@@ -213,11 +213,9 @@ std::vector<tut::cg::Variant> cg_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"cg", "08_persistent", "one persistent cooperative kernel, the matrix kept on chip"};
     tut::cg::LessonExtras extras;
     extras.check_device = require_cooperative_launch;
     return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants(), extras);
 }
-#endif

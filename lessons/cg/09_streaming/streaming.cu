@@ -449,7 +449,6 @@ namespace lesson {
 std::vector<tut::cg::Variant> cg_variants() { return streaming_variants(kDefaultOptions); }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"cg", "09_streaming",
                                "the persistent kernel for a matrix streamed from memory, near the bandwidth floor"};
@@ -468,4 +467,3 @@ int main(int argc, char** argv) {
     };
     return tut::cg::lesson_main(argc, argv, info, streaming_variants(options), extras);
 }
-#endif

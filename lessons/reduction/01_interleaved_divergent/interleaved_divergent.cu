@@ -82,10 +82,8 @@ tut::reduction::Variants reduction_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"reduction", "01_interleaved_divergent",
                                "shared-memory tree, interleaved addressing, divergent branch (Harris kernel 1)"};
     return tut::reduction::lesson_main(argc, argv, info, lesson::reduction_variants());
 }
-#endif

@@ -105,10 +105,8 @@ tut::reduction::Variants reduction_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"reduction", "05_unroll_last_warp",
                                "the last warp unrolled, with __syncwarp (Harris kernel 5, Volta-safe)"};
     return tut::reduction::lesson_main(argc, argv, info, lesson::reduction_variants());
 }
-#endif

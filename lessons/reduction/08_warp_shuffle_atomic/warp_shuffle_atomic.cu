@@ -256,7 +256,6 @@ tut::reduction::Variants reduction_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 namespace {
 // --sweep: the per-warp kernel at any blocks x threads, as in the historic article.
 void sweep_launch(const double* in, size_t n, double* out, unsigned threads, unsigned blocks) {
@@ -279,4 +278,3 @@ int main(int argc, char** argv) {
     sweep.what = "atomic per warp (reduce_atomic_per_warp<double>)";
     return tut::reduction::lesson_main(argc, argv, info, lesson::reduction_variants(), sweep);
 }
-#endif

@@ -216,9 +216,7 @@ tut::reduction::Variants reduction_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"reduction", "09_vectorized", "vectorized loads (double2, double4_32a), aligned head and tail"};
     return tut::reduction::lesson_main(argc, argv, info, lesson::reduction_variants());
 }
-#endif

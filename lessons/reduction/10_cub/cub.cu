@@ -79,9 +79,7 @@ tut::reduction::Variants reduction_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"reduction", "10_cub", "cub::DeviceReduce::Sum: temporary storage, determinism"};
     return tut::reduction::lesson_main(argc, argv, info, lesson::reduction_variants());
 }
-#endif

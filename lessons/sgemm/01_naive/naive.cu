@@ -55,9 +55,7 @@ std::vector<tut::sgemm::Variant> sgemm_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"sgemm", "01_naive", "naive SGEMM, one thread per element of C"};
     return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants());
 }
-#endif

@@ -112,11 +112,9 @@ std::vector<tut::sgemm::Variant> sgemm_variants() {
 std::vector<int> sgemm_supported_sizes() { return {std::begin(kSupportedN), std::end(kSupportedN)}; }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"sgemm", "03_unrolling", "compile-time N and an unrolled k loop"};
     tut::sgemm::MainOptions options;
     options.supported_n = lesson::sgemm_supported_sizes();  // --n must be one of the sizes compiled in
     return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants(), options);
 }
-#endif

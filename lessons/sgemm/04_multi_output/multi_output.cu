@@ -98,9 +98,7 @@ std::vector<tut::sgemm::Variant> sgemm_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"sgemm", "04_multi_output", "one thread, several outputs: consecutive vs strided"};
     return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants());
 }
-#endif

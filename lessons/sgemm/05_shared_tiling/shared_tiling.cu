@@ -77,9 +77,7 @@ std::vector<tut::sgemm::Variant> sgemm_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"sgemm", "05_shared_tiling", "shared-memory tiling: square tiles of 8, 16, 32"};
     return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants());
 }
-#endif

@@ -101,9 +101,7 @@ std::vector<tut::sgemm::Variant> sgemm_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"sgemm", "07_volkov_ilp", "Volkov-style ILP: grain = 1..16 outputs per thread"};
     return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants());
 }
-#endif

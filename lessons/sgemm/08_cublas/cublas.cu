@@ -88,7 +88,6 @@ std::vector<tut::sgemm::Variant> sgemm_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 namespace {
 // The price of TF32: relative L2 error of each variant against a CPU reference in double
 // at size n, and the worst element error relative to its scale sum_k |a_ik b_kj|.
@@ -132,4 +131,3 @@ int main(int argc, char** argv) {
     options.after = error_study_if_checked;
     return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants(), options);
 }
-#endif

@@ -47,9 +47,7 @@ void transfer(tut::bandwidth::Direction d, void* dst, const void* src, size_t by
 
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"bandwidth", "01_transfers", "cudaMemcpy bandwidth: pageable vs pinned host memory, D2D"};
     return tut::bandwidth::transfers_main(argc, argv, info);
 }
-#endif

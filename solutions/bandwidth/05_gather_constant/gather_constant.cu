@@ -96,10 +96,8 @@ std::vector<tut::bandwidth::GatherVariant> gather_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"bandwidth", "05_gather_constant",
                                "column gather, host-computed div/rem, indices in __constant__ memory"};
     return tut::bandwidth::gather_main(argc, argv, info, lesson::gather_variants());
 }
-#endif

@@ -112,9 +112,7 @@ std::vector<tut::bandwidth::GatherVariant> gather_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"bandwidth", "06_gather_2d", "column gather, 2D launch (no division), float4 accesses"};
     return tut::bandwidth::gather_main(argc, argv, info, lesson::gather_variants());
 }
-#endif

@@ -110,9 +110,7 @@ std::vector<tut::cg::Variant> cg_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"cg", "01_sample", "the CG sample: cuBLAS + cuSPARSE, host pointer mode, no preconditioner"};
     return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants());
 }
-#endif

@@ -125,9 +125,7 @@ std::vector<tut::cg::Variant> cg_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"cg", "02_jacobi", "Jacobi-preconditioned CG, loop ordered like Eigen's"};
     return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants());
 }
-#endif

@@ -189,10 +189,8 @@ std::vector<tut::cg::Variant> cg_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"cg", "03_device_pointer_mode",
                                "device pointer mode: scalars stay on the GPU, residual checked every k iterations"};
     return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants());
 }
-#endif

@@ -229,9 +229,7 @@ std::vector<tut::cg::Variant> cg_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"cg", "04_own_dot", "our own dot-product kernel instead of cublasSdot"};
     return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants());
 }
-#endif

@@ -186,7 +186,6 @@ std::vector<tut::cg::Variant> cg_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"cg", "07_graph_while", "the loop as a CUDA graph with a conditional WHILE node"};
     tut::cg::LessonExtras extras;
@@ -195,4 +194,3 @@ int main(int argc, char** argv) {
     };
     return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants(), extras);
 }
-#endif

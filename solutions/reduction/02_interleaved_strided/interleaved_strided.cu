@@ -75,10 +75,8 @@ tut::reduction::Variants reduction_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"reduction", "02_interleaved_strided",
                                "interleaved addressing, strided index: no divergence, bank conflicts (Harris kernel 2)"};
     return tut::reduction::lesson_main(argc, argv, info, lesson::reduction_variants());
 }
-#endif

@@ -76,10 +76,8 @@ tut::reduction::Variants reduction_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"reduction", "04_first_add_on_load",
                                "first add during the global load: half the blocks (Harris kernel 4)"};
     return tut::reduction::lesson_main(argc, argv, info, lesson::reduction_variants());
 }
-#endif

@@ -122,10 +122,8 @@ tut::reduction::Variants reduction_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"reduction", "06_complete_unroll",
                                "complete unrolling with a template block size (Harris kernel 6)"};
     return tut::reduction::lesson_main(argc, argv, info, lesson::reduction_variants());
 }
-#endif

@@ -281,11 +281,9 @@ std::vector<tut::sgemm::HostVariant> sgemm_host_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"sgemm", "02_unified_memory", "unified memory vs explicit copies, whole-job wall time"};
     tut::sgemm::MainOptions options;
     options.after = lesson::report_copy_bandwidth;  // after the pipelines: the copy bandwidth, pageable and pinned
     return tut::sgemm::host_lesson_main(argc, argv, info, lesson::sgemm_host_variants(), options);
 }
-#endif

@@ -82,9 +82,7 @@ std::vector<tut::sgemm::Variant> sgemm_variants() {
 }
 }  // namespace lesson
 
-#ifndef TUT_NO_MAIN
 int main(int argc, char** argv) {
     const tut::LessonInfo info{"sgemm", "06_granularity", "granularity: one A tile reused for G = 1, 2, 4 B tiles"};
     return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants());
 }
-#endif
