@@ -129,6 +129,28 @@ struct SolveResult {
     double residual = NAN;  ///< final ||r|| / ||b|| as the iteration carries it (not the true residual)
 };
 
+/// A solve's result from how it ended, its loop bodies, the iteration at which it
+/// converged (-1 if it did not), and the last ||r||^2 and ||b||^2 it computed.
+inline SolveResult solve_result(Outcome outcome, int iterations, int converged_at, double rr, double bb) {
+    SolveResult res;
+    res.outcome = outcome;
+    res.iterations = iterations;
+    res.converged_at = converged_at;
+    res.residual = bb > 0 ? std::sqrt(rr / bb) : 0.0;
+    return res;
+}
+
+/// Where a solve stands, as the solvers that keep their scalars on the device (lessons 3-9)
+/// record it there.
+enum Status : int { kRunning = 0, kConverged = 1, kNotPositiveDefinite = 2 };
+
+/// How a solve ended, from the status its device-side scalars hold at the end.
+inline Outcome outcome_of(int status) {
+    if (status == kConverged) return Outcome::converged;
+    if (status == kNotPositiveDefinite) return Outcome::not_positive_definite;
+    return Outcome::max_iterations;
+}
+
 /// One lesson's solver, set up for one matrix. See the file comment.
 class Solver {
   public:

@@ -23,6 +23,10 @@
 
 namespace tut::cg::fused {
 
+using tut::cg::kConverged;  // the status codes (tut/cg.hpp), for the lessons that use this namespace
+using tut::cg::kNotPositiveDefinite;
+using tut::cg::kRunning;
+
 constexpr int kThreads = 256;    ///< threads per block of every fused kernel
 constexpr int kBlocksPerSm = 8;  ///< resident blocks per SM the grids are sized for
 
@@ -37,7 +41,6 @@ constexpr int kSpmvMinBlocksPerSm = 1536 / kThreads;
 #else
 constexpr int kSpmvMinBlocksPerSm = kBlocksPerSm;
 #endif
-enum Status : int { kRunning = 0, kConverged = 1, kNotPositiveDefinite = 2 };
 
 /// Everything an iteration needs to know, in device memory. The dot products are
 /// accumulated with atomicAdd into pq, rr and rz_new; the kernel that consumes each one
@@ -197,14 +200,7 @@ inline FusedGrid fused_grid(int n) {
 /// How a solve ended, from the scalars copied back to the host after `iterations` loop
 /// bodies.
 inline SolveResult fused_result(const Scalars& h, int iterations) {
-    SolveResult res;
-    res.iterations = iterations;
-    res.converged_at = h.converged_at;
-    res.outcome = h.status == kConverged             ? Outcome::converged
-                  : h.status == kNotPositiveDefinite ? Outcome::not_positive_definite
-                                                     : Outcome::max_iterations;
-    res.residual = h.bb > 0 ? std::sqrt(double(h.rr_last) / h.bb) : 0.0;
-    return res;
+    return solve_result(outcome_of(h.status), iterations, h.converged_at, h.rr_last, h.bb);
 }
 
 }  // namespace tut::cg::fused

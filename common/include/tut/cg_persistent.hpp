@@ -22,7 +22,9 @@
 
 namespace tut::cg::persistent {
 
-enum Status : int { kRunning = 0, kConverged = 1, kNotPositiveDefinite = 2 };
+using tut::cg::kConverged;  // the status codes (tut/cg.hpp), for the lessons that use this namespace
+using tut::cg::kNotPositiveDefinite;
+using tut::cg::kRunning;
 
 // Global sums of one iteration, in three slots used in turn: the slot for iteration
 // it + 1 is zeroed at the start of iteration it. Its last use was in iteration it - 2,
@@ -151,14 +153,7 @@ inline SolveResult solve_cooperatively(void (*kernel)(Args), int blocks, int thr
     TUT_CUDA(cudaLaunchKernelEx(&config, kernel, args));
     State h{};
     TUT_CUDA(cudaMemcpy(&h, args.state, sizeof(State), cudaMemcpyDeviceToHost));  // the only wait
-    SolveResult res;
-    res.iterations = h.iterations;
-    res.converged_at = h.converged_at;
-    res.outcome = h.status == kConverged             ? Outcome::converged
-                  : h.status == kNotPositiveDefinite ? Outcome::not_positive_definite
-                                                     : Outcome::max_iterations;
-    res.residual = h.bb > 0 ? std::sqrt(h.rr_last / h.bb) : 0.0;
-    return res;
+    return solve_result(outcome_of(h.status), h.iterations, h.converged_at, h.rr_last, h.bb);
 }
 
 }  // namespace tut::cg::persistent

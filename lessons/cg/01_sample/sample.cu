@@ -42,7 +42,7 @@ class SampleSolver final : public tut::cg::Solver {
         TUT_CUBLAS(cublasSdot(cublas_, n_, r_.get(), 1, r_.get(), 1, &rr));  // waits for the GPU
         const double threshold = opt_.tolerance * opt_.tolerance * double(rr);
         const double bb = rr;
-        if (rr <= threshold) return finish(res, Outcome::converged, 0, rr, bb);
+        if (rr <= threshold) return tut::cg::solve_result(Outcome::converged, res.iterations, 0, rr, bb);
 
         float rr_old = rr;
         while (res.iterations < opt_.max_iterations) {
@@ -58,7 +58,7 @@ class SampleSolver final : public tut::cg::Solver {
             ++res.iterations;
             float pq = 0.0f;
             TUT_CUBLAS(cublasSdot(cublas_, n_, p_.get(), 1, q_.get(), 1, &pq));  // waits
-            if (!(pq > 0.0f)) return finish(res, Outcome::not_positive_definite, -1, rr, bb);
+            if (!(pq > 0.0f)) return tut::cg::solve_result(Outcome::not_positive_definite, res.iterations, -1, rr, bb);
             // TODO(exercise): take the step along p.
             //   Goal: move x along the search direction p by the step that makes the new
             //   residual orthogonal to p, and bring the residual r = b - A x up to date.
@@ -72,9 +72,9 @@ class SampleSolver final : public tut::cg::Solver {
             rr_old = rr;
             TUT_CUBLAS(cublasSdot(cublas_, n_, r_.get(), 1, r_.get(), 1, &rr));  // waits
             TUT_CUDA(cudaDeviceSynchronize());  // the sample's sync at the end of every iteration
-            if (rr <= threshold) return finish(res, Outcome::converged, res.iterations, rr, bb);
+            if (rr <= threshold) return tut::cg::solve_result(Outcome::converged, res.iterations, res.iterations, rr, bb);
         }
-        return finish(res, Outcome::max_iterations, -1, rr, bb);
+        return tut::cg::solve_result(Outcome::max_iterations, res.iterations, -1, rr, bb);
     }
 
     bool spmv_once() override {
@@ -84,13 +84,6 @@ class SampleSolver final : public tut::cg::Solver {
     }
 
   private:
-    static SolveResult finish(SolveResult res, Outcome o, int converged_at, double rr, double bb) {
-        res.outcome = o;
-        res.converged_at = converged_at;
-        res.residual = bb > 0 ? std::sqrt(rr / bb) : 0.0;
-        return res;
-    }
-
     int n_;
     tut::cg::SolveOptions opt_;
     tut::DeviceBuffer<float> r_, p_, q_;

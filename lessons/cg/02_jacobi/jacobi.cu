@@ -52,7 +52,7 @@ class JacobiSolver final : public tut::cg::Solver {
         TUT_CUBLAS(cublasSdot(cublas_, n_, r_.get(), 1, r_.get(), 1, &rr));
         const double threshold = opt_.tolerance * opt_.tolerance * double(rr);
         const double bb = rr;
-        if (rr <= threshold) return finish(res, Outcome::converged, 0, rr, bb);
+        if (rr <= threshold) return tut::cg::solve_result(Outcome::converged, res.iterations, 0, rr, bb);
         precondition();                                                       // z = D^-1 r
         TUT_CUBLAS(cublasScopy(cublas_, n_, z_.get(), 1, p_.get(), 1));       // p = z
         TUT_CUBLAS(cublasSdot(cublas_, n_, r_.get(), 1, z_.get(), 1, &rz));   // waits
@@ -64,12 +64,12 @@ class JacobiSolver final : public tut::cg::Solver {
             ++res.iterations;
             float pq = 0.0f;
             TUT_CUBLAS(cublasSdot(cublas_, n_, p_.get(), 1, q_.get(), 1, &pq));  // waits
-            if (!(pq > 0.0f)) return finish(res, Outcome::not_positive_definite, -1, rr, bb);
+            if (!(pq > 0.0f)) return tut::cg::solve_result(Outcome::not_positive_definite, res.iterations, -1, rr, bb);
             const float alpha = rz / pq, minus_alpha = -alpha;
             TUT_CUBLAS(cublasSaxpy(cublas_, n_, &alpha, p_.get(), 1, x, 1));
             TUT_CUBLAS(cublasSaxpy(cublas_, n_, &minus_alpha, q_.get(), 1, r_.get(), 1));
             TUT_CUBLAS(cublasSdot(cublas_, n_, r_.get(), 1, r_.get(), 1, &rr));  // waits
-            if (rr <= threshold) return finish(res, Outcome::converged, res.iterations, rr, bb);
+            if (rr <= threshold) return tut::cg::solve_result(Outcome::converged, res.iterations, res.iterations, rr, bb);
             // TODO(exercise): the next search direction, preconditioned.
             //   Goal: build p for the next iteration from the preconditioned residual, as
             //   the code before the loop built the first p from z0 = D^-1 b.
@@ -82,7 +82,7 @@ class JacobiSolver final : public tut::cg::Solver {
             //   p never changes after the first iteration and the solve stalls at its limit.
             TUT_CUDA(cudaDeviceSynchronize());  // as in the sample
         }
-        return finish(res, Outcome::max_iterations, -1, rr, bb);
+        return tut::cg::solve_result(Outcome::max_iterations, res.iterations, -1, rr, bb);
     }
 
     bool spmv_once() override {
@@ -95,12 +95,6 @@ class JacobiSolver final : public tut::cg::Solver {
     void precondition() {
         jacobi_apply<<<(n_ + kThreads - 1) / kThreads, kThreads>>>(n_, dinv_.get(), r_.get(), z_.get());
         TUT_LAUNCH("jacobi_apply");
-    }
-    static SolveResult finish(SolveResult res, Outcome o, int converged_at, double rr, double bb) {
-        res.outcome = o;
-        res.converged_at = converged_at;
-        res.residual = bb > 0 ? std::sqrt(rr / bb) : 0.0;
-        return res;
     }
 
     int n_;

@@ -19,11 +19,12 @@
 
 namespace {
 
-using tut::cg::Outcome;
 using tut::cg::SolveResult;
 
 constexpr int kThreads = 256;  // threads per block of jacobi_apply
-enum Status : int { kRunning = 0, kConverged = 1, kNotPositiveDefinite = 2 };
+using tut::cg::kConverged;  // the status codes: tut/cg.hpp
+using tut::cg::kNotPositiveDefinite;
+using tut::cg::kRunning;
 
 // Everything the iteration needs to know, in device memory. cuBLAS writes the dot
 // products straight into it; cuBLAS and cuSPARSE read alpha, beta from it.
@@ -115,14 +116,7 @@ class DevicePointerSolver final : public tut::cg::Solver {
             TUT_CUDA(cudaMemcpy(&h, s, sizeof(Scalars), cudaMemcpyDeviceToHost));
             if (h.status != kRunning) break;
         }
-        SolveResult res;
-        res.iterations = performed;
-        res.converged_at = h.converged_at;
-        res.outcome = h.status == kConverged             ? Outcome::converged
-                      : h.status == kNotPositiveDefinite ? Outcome::not_positive_definite
-                                                         : Outcome::max_iterations;
-        res.residual = h.bb > 0 ? std::sqrt(double(h.rr) / h.bb) : 0.0;
-        return res;
+        return tut::cg::solve_result(tut::cg::outcome_of(h.status), performed, h.converged_at, h.rr, h.bb);
     }
 
     bool spmv_once() override {

@@ -20,11 +20,12 @@
 
 namespace {
 
-using tut::cg::Outcome;
 using tut::cg::SolveResult;
 
 constexpr int kThreads = 256;  // threads per block of every kernel launched here
-enum Status : int { kRunning = 0, kConverged = 1, kNotPositiveDefinite = 2 };
+using tut::cg::kConverged;  // the status codes: tut/cg.hpp
+using tut::cg::kNotPositiveDefinite;
+using tut::cg::kRunning;
 constexpr int kDotBlocksPerSm = 8;  // enough blocks to fill the GPU; few enough atomics
 
 // Sum of v over the block; the result is valid in thread 0. blockDim.x: a multiple of 32.
@@ -157,14 +158,7 @@ class OwnDotSolver final : public tut::cg::Solver {
             TUT_CUDA(cudaMemcpy(&h, s, sizeof(Scalars), cudaMemcpyDeviceToHost));
             if (h.status != kRunning) break;
         }
-        SolveResult res;
-        res.iterations = performed;
-        res.converged_at = h.converged_at;
-        res.outcome = h.status == kConverged             ? Outcome::converged
-                      : h.status == kNotPositiveDefinite ? Outcome::not_positive_definite
-                                                         : Outcome::max_iterations;
-        res.residual = h.bb > 0 ? std::sqrt(double(h.rr_last) / h.bb) : 0.0;
-        return res;
+        return tut::cg::solve_result(tut::cg::outcome_of(h.status), performed, h.converged_at, h.rr_last, h.bb);
     }
 
     bool spmv_once() override {

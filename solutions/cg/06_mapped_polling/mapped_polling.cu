@@ -30,7 +30,6 @@
 namespace {
 
 using namespace tut::cg::fused;  // lesson 05: Scalars, start, spmv_pq_alpha, update_x_r_z, ...
-using tut::cg::Outcome;
 using tut::cg::SolveResult;
 
 // What the GPU tells the host after every iteration, in mapped host memory.
@@ -113,14 +112,7 @@ class PollingSolver final : public tut::cg::Solver {
         }
         if (seen.stamp != enqueued) seen = wait_for(enqueued);  // the queue must be drained anyway
         TUT_CUDA(cudaDeviceSynchronize());
-        SolveResult res;
-        res.iterations = enqueued;
-        res.converged_at = seen.converged_at;
-        res.outcome = seen.status == kConverged             ? Outcome::converged
-                      : seen.status == kNotPositiveDefinite ? Outcome::not_positive_definite
-                                                            : Outcome::max_iterations;
-        res.residual = seen.bb > 0 ? std::sqrt(double(seen.rr) / seen.bb) : 0.0;
-        return res;
+        return tut::cg::solve_result(tut::cg::outcome_of(seen.status), enqueued, seen.converged_at, seen.rr, seen.bb);
     }
 
     // The fused SpMV kernel alone. After a solve the status is no longer "running", so
