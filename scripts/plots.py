@@ -174,14 +174,7 @@ def mark_dash(dash):
 
 def track_svg(track, runs):
     """The SVG text of one track's chart over every GPU. runs: [results] in file order."""
-    per_gpu = [rj.by_track(r.get("records", [])).get(track, {}) for r in runs]
-    merged = {}
-    for lessons in per_gpu:
-        for lesson, records in lessons.items():
-            merged.setdefault(lesson, []).extend(records)
-    unit = rj.main_unit(merged)
-    best = [dict(rj.best_per_lesson(lessons, unit)) for lessons in per_gpu]
-    order = [lesson for lesson in rj.ordered_lessons(track, runs) if any(b.get(lesson) for b in best)]
+    merged, unit, best, order = rj.track_bests(track, runs)
     labels = rj.short_gpu_names([r.get("gpu") for r in runs])
     ngpu = len(runs)
     colors = [BAR_COLORS[i % len(BAR_COLORS)] for i in range(ngpu)]

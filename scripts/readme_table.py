@@ -71,17 +71,7 @@ def joined(values, labels):
 
 def track_table(track, runs, labels):
     """The markdown lines of one track over every GPU. runs: [results] in file order."""
-    per_gpu = [rj.by_track(r.get("records", [])).get(track, {}) for r in runs]
-    merged = {}
-    for lessons in per_gpu:
-        for lesson, records in lessons.items():
-            merged.setdefault(lesson, []).extend(records)
-    unit = rj.main_unit(merged)
-    order = rj.ordered_lessons(track, runs)
-    best = [dict(rj.best_per_lesson(lessons, unit)) for lessons in per_gpu]
-    # A lesson with no record in the track's unit on any GPU (a probe such as CG's launch
-    # queue, counted in launches) is not a step of the progression: it gets no row.
-    order = [lesson for lesson in order if any(b.get(lesson) is not None for b in best)]
+    _, unit, best, order = rj.track_bests(track, runs)
     chosen = [(lesson, b[lesson]) for b in best for lesson in order if b.get(lesson) is not None]
     records = [r for _, r in chosen]
 

@@ -187,6 +187,23 @@ def best_per_lesson(lessons, unit):
     return out
 
 
+def track_bests(track, runs):
+    """One track over several GPUs (runs: [results] in file order): every record of each
+    lesson over all the GPUs ({lesson: [records]}), the track's main unit, each GPU's best
+    record per lesson in that unit ([{lesson: record}], one per run), and the lessons, in
+    order, that have such a record on some GPU (a probe counted in another unit, such as
+    CG's launch queue, is not a step of the progression)."""
+    per_gpu = [by_track(r.get("records", [])).get(track, {}) for r in runs]
+    merged = {}
+    for lessons in per_gpu:
+        for lesson, records in lessons.items():
+            merged.setdefault(lesson, []).extend(records)
+    unit = main_unit(merged)
+    best = [dict(best_per_lesson(lessons, unit)) for lessons in per_gpu]
+    order = [lesson for lesson in ordered_lessons(track, runs) if any(b.get(lesson) is not None for b in best)]
+    return merged, unit, best, order
+
+
 def format_value(v):
     """A value for a table or a label: 3 significant digits at least, thousands separated."""
     if v is None:
