@@ -104,10 +104,50 @@ def print_tour(results):
         libs = sorted({r.get("library", "") for r in recs if r.get("library")})
         print_table(f"[{t}] library: {', '.join(libs) or '-'}   (* = best variant of the lesson; speedup over the "
                     f"previous lesson's best)", header, progression_table(t, recs))
+    print_jor_summary(records)
     if results.get("failures"):
         print("\nFAILED runs:")
         for f in results["failures"]:
             print(f"  {f['track']}/{f['lesson']}: {f['why']}")
+
+
+def jor_summary(records):
+    """The JOR track's crossover table: per type and size, the best CPU version against the
+    fastest GPU lesson (A resident on the GPU), and the crossover N: the smallest N of the
+    run from which on the fastest GPU lesson beats the best CPU version at every larger N
+    (the 2015 report: 2048 for double, 4096 for float)."""
+    jor = [r for r in records if r["track"] == "jor" and r.get("extra", {}).get("type")]
+    out = {}
+    for typ in ("float", "double"):
+        cpu, gpu = {}, {}
+        for r in jor:
+            e = r["extra"]
+            if e["type"] != typ or e.get("stop", "norm") != "norm" or r.get("time_ms") is None:
+                continue
+            n = int(e["n"])
+            side = cpu if r["lesson"].startswith("00") else gpu
+            if n not in side or r["time_ms"] < side[n]["time_ms"]:
+                side[n] = r
+        sizes = sorted(set(cpu) & set(gpu))
+        rows, crossover = [], None
+        for n in sizes:
+            c, g = cpu[n], gpu[n]
+            rows.append([str(n), f"{c['variant']} {c['time_ms']:.4g} ms", f"{g['lesson']} / {g['variant']} "
+                         f"{g['time_ms']:.4g} ms", f"{c['time_ms'] / g['time_ms']:.1f}x"])
+        for n in sizes:
+            if all(gpu[m]["time_ms"] < cpu[m]["time_ms"] for m in sizes if m >= n):
+                crossover = n
+                break
+        out[typ] = (rows, crossover)
+    return out
+
+
+def print_jor_summary(records):
+    for typ, (rows, crossover) in jor_summary(records).items():
+        if rows:
+            print_table(f"[jor] {typ}: the fastest GPU lesson against the best CPU version (crossover N = "
+                        f"{crossover if crossover else 'none'}; the 2015 report: "
+                        f"{4096 if typ == 'float' else 2048})", ["N", "best CPU", "fastest GPU", "GPU speedup"], rows)
 
 
 def main(argv=None):

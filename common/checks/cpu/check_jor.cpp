@@ -3,6 +3,7 @@
 // converge to x* within a proven bound and agree on iteration counts), the two stopping
 // rules, divergence, and every refusal. No GPU needed.
 #include "catch.hpp"
+#include "jor/reference_iterations.hpp"
 #include "tut/jor.hpp"
 #include "tut/jor_cpu.hpp"
 #include "tut/random.hpp"
@@ -381,4 +382,26 @@ TEST_CASE("jor records and the bandwidth floor", "[jor]") {
     REQUIRE(error_bound(0.5, 1e-6, 1, 0.9, 0.0, 1.0) == Approx(1e-6));
     REQUIRE(default_tolerance<float>() == 1e-6);
     REQUIRE(default_tolerance<double>() == 1e-8);
+}
+
+namespace {
+template <class T>
+int scalar_iterations(const tut::jor::System<T>& sys, tut::jor::StopRule rule) {
+    tut::jor::SolveOptions opt;
+    opt.tolerance = tut::jor::default_tolerance<T>();
+    opt.stop = rule;
+    std::vector<T> x(sys.x_star.size());
+    return tut::jor::iterate_cpu(tut::jor::CpuVariant::scalar, sys.A.data(), sys.b.data(), sys.n, opt, x.data())
+        .iterations;
+}
+}  // namespace
+
+TEST_CASE("jor reference iterations at N = 8192 (the GPU checks' constants) are the CPU scalar version's", "[jor]") {
+    using tut::jor::StopRule;
+    const auto f = tut::jor::make_system<float>(jor_checks::kReferenceN);
+    CHECK(scalar_iterations(f, StopRule::norm) == jor_checks::kScalarIterations8192Float);
+    CHECK(scalar_iterations(f, StopRule::min) == jor_checks::kScalarIterations8192FloatMin);
+    const auto d = tut::jor::make_system<double>(jor_checks::kReferenceN);
+    CHECK(scalar_iterations(d, StopRule::norm) == jor_checks::kScalarIterations8192Double);
+    CHECK(scalar_iterations(d, StopRule::min) == jor_checks::kScalarIterations8192DoubleMin);
 }

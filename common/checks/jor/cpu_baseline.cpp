@@ -54,6 +54,8 @@ struct Options {
     long long seed = static_cast<long long>(kSeed);
     std::string variant = "all";
     std::string json;
+    std::string share;
+    bool fresh_share = false;
 };
 
 struct MeanStd {
@@ -224,6 +226,9 @@ bool run_type(const Options& o, double read_gbs) {
                 .add("seed", o.seed)
                 .add("check", check);
             if (n != largest) rec.extra.add("progression", false);
+            if (opt.stop == StopRule::norm)
+                append_shared_time(o.share, std::string("cpu/") + cpu_variant_name(r.variant), size_text<T>(n), ms.mean,
+                                   it.mean);
             if (!tut::append_json_line(o.json, rec.json()))
                 throw std::runtime_error("cannot append to the JSON file '" + o.json + "'");
         }
@@ -257,6 +262,8 @@ int main(int argc, char** argv) {
     cli.add_int("seed", &o.seed, "seed of the generated systems", 0, (1ll << 62));
     cli.add_string("variant", &o.variant, "run only this variant", {"scalar", "simd", "openmp+simd", "all"});
     cli.add_string("json", &o.json, "append one JSON record per type, size and variant to this file");
+    cli.add_string("share", &o.share, "append the mean times to this file, for the CUDA lessons of a tour run");
+    cli.add_flag("fresh-share", &o.fresh_share, "empty the --share file first (the tour's first JOR program)");
     cli.parse_or_exit(argc, argv);
 
     // Everything the run would refuse is refused here, before any work: the options,
@@ -273,6 +280,9 @@ int main(int argc, char** argv) {
         usage_error(cli, e.what());
     }
 
+    if (o.fresh_share && !o.share.empty()) {
+        if (std::FILE* f = std::fopen(o.share.c_str(), "w")) std::fclose(f);
+    }
     try {
 #if defined(_OPENMP)
         if (o.threads > 0) omp_set_num_threads(o.threads);

@@ -1,5 +1,5 @@
 # The JOR track (dense Jacobi over-relaxation), in order. See cmake/Tutorial.cmake for
-# tut_lesson(); the CUDA lessons are planned (docs/experiments/jor.md) and not here yet.
+# tut_lesson().
 #
 # Before the lessons, a program the tour also runs (a manifest entry added here by hand,
 # in the shape tut_lesson() writes, tree "solutions", no checks):
@@ -14,6 +14,10 @@
 # most of it; see docs/experiments/jor.md).
 
 set(jor_dir ${CMAKE_CURRENT_LIST_DIR})
+# Every JOR program of a tour run gets --share ${JOR_SHARE}: the CPU baseline starts it
+# afresh and writes its times there; the lessons read them for their speedup and
+# crossover columns (tut::jor::read_cpu_times).
+set(JOR_SHARE ${CMAKE_BINARY_DIR}/jor_tour_share.tsv)
 
 find_package(OpenMP QUIET COMPONENTS CXX)
 if(TARGET OpenMP::OpenMP_CXX)
@@ -23,7 +27,7 @@ if(TARGET OpenMP::OpenMP_CXX)
   set_target_properties(jor-cpu-baseline PROPERTIES OUTPUT_NAME cpu_baseline
                         RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/checks/jor)
   set_property(GLOBAL APPEND PROPERTY TUT_MANIFEST
-    "  {\"tree\": \"solutions\", \"track\": \"jor\", \"lesson\": \"00_cpu_baseline\", \"source\": \"${jor_dir}/cpu_baseline.cpp\", \"target\": \"jor-cpu-baseline\", \"exe\": \"$<TARGET_FILE:jor-cpu-baseline>\", \"timeout\": 300, \"tour_args\": []}")
+    "  {\"tree\": \"solutions\", \"track\": \"jor\", \"lesson\": \"00_cpu_baseline\", \"source\": \"${jor_dir}/cpu_baseline.cpp\", \"target\": \"jor-cpu-baseline\", \"exe\": \"$<TARGET_FILE:jor-cpu-baseline>\", \"timeout\": 300, \"tour_args\": [\"--share\", \"${JOR_SHARE}\", \"--fresh-share\"]}")
   if(TUT_BUILD_CHECKS)
     # The CPU variants of tut/jor_cpu.hpp are checked in check-cpu (check_jor.cpp):
     # with OpenMP, so that simd and openmp+simd are what they claim to be there too.
@@ -56,3 +60,38 @@ if(TARGET OpenMP::OpenMP_CXX)
 endif()
 set_target_properties(jor-float-error PROPERTIES OUTPUT_NAME float_error
                       RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/checks/jor)
+
+# The CUDA lessons. Sanitizer runs: small and odd sizes, a few matrices, both types;
+# memcheck always, racecheck where a kernel shares memory between threads, synccheck for
+# the grid-wide barrier of the persistent kernels.
+set(jor_bad "--sizes 0" "--sizes" "--sizes 12x" "--sizes 600000" "--matrices 0" "--type half" "--tol 0" "--tol abc"
+            "--tol nan" "--alpha 0" "--alpha 1.5" "--alpha nan" "--max-iter 0" "--variant nosuch")
+set(jor_smoke --sizes 1,3,128,1000 --matrices 2 --warmup 0 --repeats 2)
+set(jor_sanitize "--sizes 1,3,37,128 --matrices 1 --warmup 0 --repeats 1")
+set(jor_tour --share ${JOR_SHARE})
+
+tut_lesson(jor 01_block_per_row block_per_row.cu
+           SMOKE_ARGS ${jor_smoke} BAD_ARGS ${jor_bad} TOUR_ARGS ${jor_tour}
+           SANITIZE_RUNS ${jor_sanitize} SANITIZE_TOOLS memcheck racecheck)
+tut_lesson(jor 02_warp_rows warp_rows.cu
+           SMOKE_ARGS ${jor_smoke} BAD_ARGS ${jor_bad} TOUR_ARGS ${jor_tour}
+           SANITIZE_RUNS ${jor_sanitize} SANITIZE_TOOLS memcheck)
+tut_lesson(jor 03_cublas_gemv cublas_gemv.cu LIBS CUDA::cublas
+           SMOKE_ARGS ${jor_smoke} BAD_ARGS ${jor_bad} TOUR_ARGS ${jor_tour}
+           SANITIZE_RUNS ${jor_sanitize} SANITIZE_TOOLS memcheck)
+tut_lesson(jor 04_fused fused.cu
+           SMOKE_ARGS ${jor_smoke} BAD_ARGS ${jor_bad} TOUR_ARGS ${jor_tour}
+           SANITIZE_RUNS ${jor_sanitize} SANITIZE_TOOLS memcheck racecheck)
+# Lesson 05's sanitizer runs use its variant without the conditional node (the same
+# kernels): compute-sanitizer 2025.3 faults WHILE-node graphs launched after a large
+# cudaFree (docs/experiments/sanitizer_while_graph.cu), which the driver's bandwidth
+# measurement does.
+tut_lesson(jor 05_graph_loop graph_loop.cu
+           SMOKE_ARGS ${jor_smoke} BAD_ARGS ${jor_bad} "--check-every 0" "--check-every x" TOUR_ARGS ${jor_tour}
+           SANITIZE_RUNS "${jor_sanitize} --variant 'check every k'" SANITIZE_TOOLS memcheck racecheck)
+tut_lesson(jor 06_persistent persistent.cu
+           SMOKE_ARGS ${jor_smoke} BAD_ARGS ${jor_bad} TOUR_ARGS ${jor_tour}
+           SANITIZE_RUNS ${jor_sanitize} SANITIZE_TOOLS memcheck racecheck synccheck)
+tut_lesson(jor 07_mixed_precision mixed_precision.cu
+           SMOKE_ARGS ${jor_smoke} BAD_ARGS ${jor_bad} TOUR_ARGS ${jor_tour}
+           SANITIZE_RUNS ${jor_sanitize} SANITIZE_TOOLS memcheck racecheck synccheck)

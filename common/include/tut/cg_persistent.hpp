@@ -97,22 +97,9 @@ __device__ inline void finish(State* st, int it, int status, int converged_at, d
 // The host side
 // ---------------------------------------------------------------------------------------
 
-/// For main() (LessonExtras::check_device): exits with kSkipExitCode and a message when
-/// the GPU cannot launch cooperatively (a grid-wide barrier needs every block resident).
-inline void require_cooperative_launch(const char* program) {
-    if (tut::device_has(cudaDevAttrCooperativeLaunch)) return;
-    std::fprintf(stderr,
-                 "SKIPPED: %s needs cooperative launches (cudaDevAttrCooperativeLaunch), which this GPU or its "
-                 "driver mode does not offer. Exit code %d means skipped.\n",
-                 program, tut::kSkipExitCode);
-    std::exit(tut::kSkipExitCode);
-}
-
-/// For a solver: throws Unsupported when the GPU cannot launch cooperatively.
-inline void refuse_without_cooperative_launch() {
-    if (!tut::device_has(cudaDevAttrCooperativeLaunch))
-        throw tut::Unsupported("this GPU does not support cooperative launches");
-}
+// The cooperative-launch checks live in gpu.hpp (the JOR track uses them too).
+using tut::refuse_without_cooperative_launch;
+using tut::require_cooperative_launch;
 
 /// Blocks of `threads` threads (and `shared_bytes` of dynamic shared memory) of `kernel`
 /// that can be resident on one SM at once, from the occupancy calculator. A cooperative

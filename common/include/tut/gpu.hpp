@@ -6,6 +6,8 @@
 /// code CTest (SKIP_RETURN_CODE), Automake and the grader read as "skipped".
 #pragma once
 
+#include "check.hpp"
+
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -81,6 +83,23 @@ inline std::string device_memory_shortfall(size_t bytes) {
     std::snprintf(buf, sizeof buf, "needs %.2f GiB of device memory but only %.2f GiB of %.2f GiB is free",
                   bytes / 1073741824.0, free_bytes / 1073741824.0, total_bytes / 1073741824.0);
     return buf;
+}
+
+/// For main() (LessonExtras::check_device): exits with kSkipExitCode and a message when
+/// the GPU cannot launch cooperatively (a grid-wide barrier needs every block resident).
+inline void require_cooperative_launch(const char* program) {
+    if (device_has(cudaDevAttrCooperativeLaunch)) return;
+    std::fprintf(stderr,
+                 "SKIPPED: %s needs cooperative launches (cudaDevAttrCooperativeLaunch), which this GPU or its "
+                 "driver mode does not offer. Exit code %d means skipped.\n",
+                 program, kSkipExitCode);
+    std::exit(kSkipExitCode);
+}
+
+/// For a solver: throws Unsupported when the GPU cannot launch cooperatively.
+inline void refuse_without_cooperative_launch() {
+    if (!device_has(cudaDevAttrCooperativeLaunch))
+        throw Unsupported("this GPU does not support cooperative launches");
 }
 
 }  // namespace tut

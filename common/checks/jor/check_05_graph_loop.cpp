@@ -1,0 +1,19 @@
+// Checks for jor/05_graph_loop: the loop on the GPU (the TODO: decide, which ends the WHILE loop).
+// Shared by the exercise (lessons/) and the solution (solutions/); see jor_checks.hpp.
+#include "jor_checks.hpp"
+
+using namespace jor_checks;
+
+TEST_CASE("jor/05_graph_loop solves N = 1 ... 8192 in float and double within the error bound, in the CPU's "
+          "iterations",
+          "[exercise]") {
+    check_all_solve();
+}
+
+TEST_CASE("jor/05_graph_loop reports a diverging system as not converged at the iteration limit", "[exercise]") {
+    check_all_diverge();
+}
+
+TEST_CASE("jor/05_graph_loop refuses bad options, bad systems and sizes beyond device memory", "[baseline]") {
+    check_all_refuse();
+}

@@ -1,0 +1,133 @@
+// JOR lesson 02: a bandwidth-bound GEMV. Lesson 01 gave each row a block of 128 threads,
+// a shared-memory tree and 4- or 8-byte loads; at N = 8192 a sweep reads 256 MB of float
+// A, and what limits it is how many of those bytes are in flight. Here a warp takes
+// kRows rows at once: each lane loads 16 bytes of a row per step (float4, double2), so a
+// warp's load is 512 contiguous bytes, one 16-byte load of x serves kRows rows, the sums
+// are added across the warp with shuffles instead of shared memory, and A, read once per
+// sweep, is loaded with the streaming hint (__ldcs: evict first) so x stays cached.
+// The rest of the sweep is lesson 01's: update_x, sweep_stats, one copy back.
+//
+// Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
+//   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/jor/02_warp_rows/warp_rows.cu -o warp_rows
+// Run:  ./warp_rows                (--help for options; --sizes 8192 --type float for one size)
+//
+// In this file:
+//   offdiag_sums_warp_rows   warp w: the off-diagonal sums of rows kRows w ... kRows w + kRows - 1;
+//                            16-byte loads when N is a multiple of the vector width, else
+//                            a scalar loop (the exercise: the vector loop and the warp sum)
+//   WarpRowsSolver           per sweep: the sums, update_x, sweep_stats, one copy back
+//   variants "1 row per warp", "2 rows per warp", "4 rows per warp"
+// Shared (tut/jor_device.cuh): Vec16 (the 16-byte vector of T), update_x, sweep_stats, the driver.
+#include "tut/jor_device.cuh"
+#include "tut/jor_gpu.hpp"
+
+#include <memory>
+#include <string>
+
+constexpr int kThreads = 256;  // 8 warps per block
+constexpr int kWarps = kThreads / 32;
+
+namespace {
+
+/// The off-diagonal sums of rows kRows w, ..., kRows w + kRows - 1 by warp w, into sums.
+template <class T, int kRows>
+__global__ void __launch_bounds__(kThreads, 2048 / kThreads)  // 8 blocks per SM: every row of N = 8192 at once
+    offdiag_sums_warp_rows(const T* __restrict__ A, const T* __restrict__ x, T* __restrict__ sums, int n) {
+    using V = typename tut::jor::Vec16<T>::type;
+    constexpr int kWidth = tut::jor::Vec16<T>::width;
+    const int warp = blockIdx.x * kWarps + threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int first_row = warp * kRows;
+    if (first_row >= n) return;  // whole warps leave: the shuffles below need all 32 lanes
+    T sum[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) sum[r] = T(0);
+    if (n % kWidth == 0) {  // every row starts on a 16-byte boundary
+        // TODO(exercise): the vector loop. Add into sum[r] the products of row first_row + r
+        //   (r < kRows, rows < n only) with x, reading A and x as V: 16 bytes, kWidth
+        //   elements (Vec16<T> has dot() and drop()). Constraints: at every step the 32
+        //   lanes read 32 consecutive vectors of a row (512 contiguous bytes); one vector of
+        //   x serves all kRows rows; A is read once per sweep, so mark its loads streaming
+        //   (__ldcs); the diagonal element is in exactly one vector of its row and must not
+        //   count. The scalar loop below does the same one element at a time: compare.
+    } else {
+        for (int k = lane; k < n; k += 32) {
+            const T xk = x[k];
+#pragma unroll
+            for (int r = 0; r < kRows; ++r) {
+                const int row = first_row + r;
+                if (row >= n) break;
+                if (k != row) sum[r] += __ldcs(A + size_t(row) * size_t(n) + k) * xk;
+            }
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+        // TODO(exercise), continued: add sum[r] up across the warp's 32 lanes with shuffles
+        //   (no shared memory, no barrier), so that lane 0 holds the row's total. Until both
+        //   parts are written, the sums are a lane's share (or 0) and no solve converges to x*.
+        if (lane == 0 && first_row + r < n) sums[first_row + r] = sum[r];
+    }
+}
+
+template <class T, int kRows>
+class WarpRowsSolver : public tut::jor::Solver<T> {
+  public:
+    WarpRowsSolver(const tut::jor::DeviceSystem<T>& sys, const tut::jor::SolveOptions& opt)
+        : sys_(sys), opt_(opt), x_work_(static_cast<size_t>(sys.n)), sums_(static_cast<size_t>(sys.n)), stats_(1) {}
+
+    tut::jor::SolveResult solve(T* x) override {
+        return tut::jor::solve_sweep_by_sweep(
+            sys_.n, opt_, x, x_work_.get(), stats_.get(), [&](const T* x_old) { launch_sums(x_old); },
+            [&](const T* x_old, T* x_new) { tut::jor::launch_update_x(sys_, sums_.get(), x_old, x_new, opt_.alpha); });
+    }
+
+    double matrix_bytes() const override { return double(sys_.n) * double(sys_.n) * sizeof(T); }
+
+    bool gemv_once() override {
+        launch_sums(x_work_.get());
+        return true;
+    }
+
+  private:
+    void launch_sums(const T* x_old) {
+        const int rows_per_block = kWarps * kRows;
+        offdiag_sums_warp_rows<T, kRows>
+            <<<(sys_.n + rows_per_block - 1) / rows_per_block, kThreads>>>(sys_.A.get(), x_old, sums_.get(), sys_.n);
+        TUT_CUDA(cudaGetLastError());
+    }
+
+    const tut::jor::DeviceSystem<T>& sys_;
+    tut::jor::SolveOptions opt_;
+    tut::DeviceBuffer<T> x_work_, sums_;
+    tut::DeviceBuffer<tut::jor::DeviceSweepStats> stats_;
+};
+
+template <class T, int kRows>
+std::unique_ptr<tut::jor::Solver<T>> make_warp_rows(const tut::jor::DeviceSystem<T>& sys,
+                                                    const tut::jor::SolveOptions& opt) {
+    tut::jor::require_options(opt);
+    return std::make_unique<WarpRowsSolver<T, kRows>>(sys, opt);
+}
+
+template <int kRows>
+tut::jor::Variant variant(const std::string& name) {
+    tut::jor::Variant v;
+    v.name = name;
+    v.make_float = make_warp_rows<float, kRows>;
+    v.make_double = make_warp_rows<double, kRows>;
+    return v;
+}
+
+}  // namespace
+
+namespace lesson {
+std::vector<tut::jor::Variant> jor_variants() {
+    return {variant<1>("1 row per warp"), variant<2>("2 rows per warp"), variant<4>("4 rows per warp")};
+}
+}  // namespace lesson
+
+int main(int argc, char** argv) {
+    const tut::LessonInfo info{"jor", "02_warp_rows",
+                               "a bandwidth-bound GEMV: a warp per rows, 16-byte streaming loads, shuffles"};
+    return tut::jor::lesson_main(argc, argv, info, lesson::jor_variants());
+}

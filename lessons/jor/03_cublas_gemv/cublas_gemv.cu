@@ -1,0 +1,111 @@
+// JOR lesson 03: the library yardstick. The product of each sweep is cuBLAS's gemv
+// instead of our kernel. cuBLAS is column-major: a row-major N x N matrix A is, to
+// cuBLAS, the column-major A^T with leading dimension N, so A x is gemv with
+// CUBLAS_OP_T on that matrix. gemv computes the whole product A x, diagonal included,
+// so the update takes the residual form x_new = x + a (b - A x) / A_jj: the same
+// iteration in exact arithmetic, not in float (the README measures the difference).
+// The rest of the sweep is lesson 01's: sweep_stats and one copy back.
+//
+// Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
+//   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/jor/03_cublas_gemv/cublas_gemv.cu -lcublas -o cublas_gemv
+// Run:  ./cublas_gemv              (--help for options; --sizes 8192 --type float for one size)
+//
+// In this file:
+//   gemv                   y = A x by cublasSgemv / cublasDgemv on the transposed view
+//   update_from_product    x_new = x + a (b - y) / A_jj  (the exercise, with the gemv call)
+//   CublasSolver           per sweep: gemv, the update, sweep_stats, one copy back
+//   variant "cublas"
+#include "tut/check_cublas.hpp"
+#include "tut/jor_device.cuh"
+#include "tut/jor_gpu.hpp"
+
+#include <cublas_v2.h>
+
+#include <memory>
+
+constexpr int kThreads = 256;
+
+namespace {
+
+/// y = A x for row-major A (n x n): to column-major cuBLAS that memory is A^T, so ask for
+/// its transpose.
+void gemv(cublasHandle_t handle, int n, const float* A, const float* x, float* y) {
+    // TODO(exercise): y = A x with cublasSgemv, for the row-major n x n matrix A.
+    //   cuBLAS reads matrices column by column: what does it see in A's memory, and which
+    //   operation and leading dimension make it compute A x? Check every call (TUT_CUBLAS).
+    (void)handle, (void)n, (void)A, (void)x, (void)y;
+}
+void gemv(cublasHandle_t handle, int n, const double* A, const double* x, double* y) {
+    // TODO(exercise), continued: the same with cublasDgemv.
+    (void)handle, (void)n, (void)A, (void)x, (void)y;
+}
+
+/// x_new_j = x_j + a (b_j - (A x)_j) / A_jj, from the full product y = A x.
+template <class T>
+__global__ void update_from_product(const T* __restrict__ y, const T* __restrict__ diagonal, const T* __restrict__ b,
+                                    const T* __restrict__ x_old, T* __restrict__ x_new, int n, T alpha) {
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    // TODO(exercise), continued: x_new_j from the full product y = A x, diagonal included.
+    //   JOR's update is x_new_j = (1 - a) x_j + a / A_jj (b_j - sum over k != j of A_jk x_k);
+    //   write it with y_j instead of the off-diagonal sum (the same map, exactly).
+    (void)j, (void)y, (void)diagonal, (void)b, (void)x_old, (void)x_new, (void)n, (void)alpha;
+}
+
+template <class T>
+class CublasSolver : public tut::jor::Solver<T> {
+  public:
+    CublasSolver(const tut::jor::DeviceSystem<T>& sys, const tut::jor::SolveOptions& opt)
+        : sys_(sys), opt_(opt), x_work_(static_cast<size_t>(sys.n)), y_(static_cast<size_t>(sys.n)), stats_(1) {
+        TUT_CUBLAS(cublasCreate(&handle_));
+    }
+    ~CublasSolver() override { cublasDestroy(handle_); }
+
+    tut::jor::SolveResult solve(T* x) override {
+        const int n = sys_.n;
+        return tut::jor::solve_sweep_by_sweep(
+            n, opt_, x, x_work_.get(), stats_.get(), [&](const T* x_old) { gemv(handle_, n, sys_.A.get(), x_old, y_.get()); },
+            [&](const T* x_old, T* x_new) {
+                update_from_product<T><<<(n + kThreads - 1) / kThreads, kThreads>>>(
+                    y_.get(), sys_.diagonal.get(), sys_.b.get(), x_old, x_new, n, T(opt_.alpha));
+                TUT_LAUNCH("update_from_product");
+            });
+    }
+
+    double matrix_bytes() const override { return double(sys_.n) * double(sys_.n) * sizeof(T); }
+
+    bool gemv_once() override {
+        gemv(handle_, sys_.n, sys_.A.get(), x_work_.get(), y_.get());
+        return true;
+    }
+
+  private:
+    const tut::jor::DeviceSystem<T>& sys_;
+    tut::jor::SolveOptions opt_;
+    cublasHandle_t handle_ = nullptr;
+    tut::DeviceBuffer<T> x_work_, y_;
+    tut::DeviceBuffer<tut::jor::DeviceSweepStats> stats_;
+};
+
+template <class T>
+std::unique_ptr<tut::jor::Solver<T>> make_cublas(const tut::jor::DeviceSystem<T>& sys,
+                                                 const tut::jor::SolveOptions& opt) {
+    tut::jor::require_options(opt);
+    return std::make_unique<CublasSolver<T>>(sys, opt);
+}
+
+}  // namespace
+
+namespace lesson {
+std::vector<tut::jor::Variant> jor_variants() {
+    tut::jor::Variant v;
+    v.name = "cublas";
+    v.make_float = make_cublas<float>;
+    v.make_double = make_cublas<double>;
+    return {v};
+}
+}  // namespace lesson
+
+int main(int argc, char** argv) {
+    const tut::LessonInfo info{"jor", "03_cublas_gemv", "the library: cuBLAS gemv for the product of each sweep"};
+    return tut::jor::lesson_main(argc, argv, info, lesson::jor_variants());
+}

@@ -1,0 +1,199 @@
+// JOR lesson 06: one kernel for the whole solve. Lesson 05 still ends a kernel after
+// every sweep (a launch, however cheap, and a kernel boundary as the barrier between
+// sweeps). A cooperative launch keeps every block of the grid resident at once, so a
+// grid-wide barrier (cooperative_groups::this_grid().sync()) can separate the sweeps
+// inside one kernel: after it, every block reads the same slot and takes the same
+// decision, stop or go on. Only the final state is copied back. The grid is no larger
+// than the rows need (a warp per row), so at small N a barrier spans a few blocks. And a
+// kernel that owns all the sweeps can plan its use of L2 across them: an access-policy
+// window keeps (a share of) A there between sweeps, or every other sweep walks the rows
+// backwards, so that it starts on the columns its predecessor read last.
+//
+// Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
+//   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/jor/06_persistent/persistent.cu -o persistent
+// Run:  ./persistent               (--help for options; --sizes 8192 --type float for one size)
+//
+// In this file:
+//   persistent_jor      the solve: per sweep, lesson 04's sweep_rows and record_sweep, the
+//                       barrier, then every block's decision from the slot
+//                       (the exercise: the part after the barrier)
+//   PersistentSolver    grid size from the occupancy; one cooperative launch per solve
+//   variants "persistent" (A with the evict-first hint), "persistent + L2 window" (an access-
+//   policy window over A: all of it when it fits the persisting carve-out, a share otherwise),
+//   "persistent, alternating direction" (odd sweeps walk the rows backwards, starting on what
+//   the previous sweep left in L2)
+// Shared (tut/jor_device.cuh): sweep_rows, record_sweep, SweepSlot, the driver.
+#include "tut/jor_device.cuh"
+#include "tut/jor_gpu.hpp"
+
+#include <cooperative_groups.h>
+
+#include <algorithm>
+#include <memory>
+
+namespace coop = cooperative_groups;
+
+constexpr int kThreads = 256;
+
+namespace {
+
+template <class T>
+struct Args {
+    const T* A;
+    const T* diagonal;
+    const T* b;
+    T* x0;  // sweep it reads x0 and writes x1 when it is even, the other way round when odd
+    T* x1;
+    int n;
+    T alpha;
+    double tolerance;
+    int max_iterations;
+    tut::jor::SweepSlot* slots;  // one per sweep, zeroed before the launch
+    int* iterations;             // written once, by thread 0 of the grid
+};
+
+/// How the sweeps read A: with the evict-first hint (stream), with the default policy under
+/// an L2 access-policy window (window), or with the default policy and every other sweep
+/// walking the rows backwards (alternate): a sweep then starts on the columns the previous
+/// one read last, which are still in L2.
+enum class Policy { stream, window, alternate };
+
+template <class T, Policy kPolicy>
+__global__ void __launch_bounds__(kThreads) persistent_jor(Args<T> a) {
+    coop::grid_group grid = coop::this_grid();
+    for (int it = 0; it < a.max_iterations; ++it) {
+        const T* x_old = it % 2 ? a.x1 : a.x0;
+        T* x_new = it % 2 ? a.x0 : a.x1;
+        double dx = 0.0, x_abs = 0.0;
+        const bool backwards = kPolicy == Policy::alternate && it % 2 == 1;
+        tut::jor::sweep_rows<T, T, false, kPolicy == Policy::stream>(a.A, a.diagonal, a.b, x_old, x_new, a.n, a.alpha,
+                                                                      dx, x_abs, backwards);
+        tut::jor::record_sweep(dx, x_abs, a.slots + it);
+        grid.sync();  // every block's rows and atomics of sweep it are done and visible
+        // TODO(exercise): after the barrier, stop or go on.
+        //   a.slots[it] now holds the sweep's max |dx| and max |x| (tut::jor::slot_says_stop
+        //   applies the rule). Leave the loop when it says stop or at the last allowed sweep,
+        //   after one thread of the whole grid has written the sweeps done to *a.iterations.
+        //   Constraints: every block must take the same decision at the same sweep (a block
+        //   that leaves alone leaves the others waiting at the next barrier forever, and one
+        //   that stays writes into the x being returned); read the slot past L1 (__ldcg),
+        //   which may hold a stale line. Until this is written the solve runs to the limit.
+        if (it + 1 == a.max_iterations && grid.thread_rank() == 0) *a.iterations = it + 1;
+    }
+}
+
+template <class T, Policy kPolicy>
+class PersistentSolver : public tut::jor::Solver<T> {
+  public:
+    PersistentSolver(const tut::jor::DeviceSystem<T>& sys, const tut::jor::SolveOptions& opt)
+        : sys_(sys), opt_(opt), x_work_(static_cast<size_t>(sys.n)), slots_(static_cast<size_t>(opt.max_iterations)),
+          iterations_(1) {
+        int device = 0, sms = 0, per_sm = 0;
+        TUT_CUDA(cudaGetDevice(&device));
+        TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        TUT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, persistent_jor<T, kPolicy>, kThreads, 0));
+        if (per_sm < 1) throw tut::Unsupported("persistent_jor does not fit on an SM");
+        const int needed = (sys.n + kThreads / 32 - 1) / (kThreads / 32);  // a warp per row
+        blocks_ = std::min(per_sm * sms, needed);
+        if (kPolicy == Policy::window) set_window(device);
+    }
+    ~PersistentSolver() override {
+        if (window_.num_bytes) {  // give the set-aside L2 back
+            cudaCtxResetPersistingL2Cache();
+            cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+        }
+    }
+
+    tut::jor::SolveResult solve(T* x) override {
+        const int n = sys_.n;
+        TUT_CUDA(cudaMemsetAsync(x, 0, size_t(n) * sizeof(T)));
+        TUT_CUDA(cudaMemsetAsync(slots_.get(), 0, slots_.bytes()));
+        TUT_CUDA(cudaMemsetAsync(iterations_.get(), 0, sizeof(int)));
+        Args<T> a{sys_.A.get(), sys_.diagonal.get(), sys_.b.get(), x, x_work_.get(), n, T(opt_.alpha),
+                  opt_.tolerance, opt_.max_iterations, slots_.get(), iterations_.get()};
+        cudaLaunchAttribute attributes[2] = {};
+        attributes[0].id = cudaLaunchAttributeCooperative;
+        attributes[0].val.cooperative = 1;
+        attributes[1].id = cudaLaunchAttributeAccessPolicyWindow;
+        attributes[1].val.accessPolicyWindow = window_;
+        cudaLaunchConfig_t config = {};
+        config.gridDim = dim3(blocks_);
+        config.blockDim = dim3(kThreads);
+        config.attrs = attributes;
+        config.numAttrs = window_.num_bytes ? 2 : 1;
+        TUT_CUDA(cudaLaunchKernelEx(&config, persistent_jor<T, kPolicy>, a));
+        tut::jor::SolveResult result;
+        TUT_CUDA(cudaMemcpy(&result.iterations, iterations_.get(), sizeof(int), cudaMemcpyDeviceToHost));
+        if (result.iterations < 1 || result.iterations > opt_.max_iterations) {  // the kernel did not say
+            result.iterations = 0;
+            return result;
+        }
+        tut::jor::SweepSlot last;
+        TUT_CUDA(cudaMemcpy(&last, slots_.get() + (result.iterations - 1), sizeof last, cudaMemcpyDeviceToHost));
+        result.last = tut::jor::to_host(last);
+        result.converged = tut::jor::slot_says_stop(last, opt_.tolerance);
+        if (result.iterations % 2) TUT_CUDA(cudaMemcpy(x, x_work_.get(), size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice));
+        return result;
+    }
+
+    double matrix_bytes() const override { return double(sys_.n) * double(sys_.n) * sizeof(T); }
+
+  private:
+    // A window over A (its first bytes, up to the largest window), with the share of it
+    // that the persisting carve-out can hold marked persisting: all of A when it fits.
+    void set_window(int device) {
+        int max_persisting = 0, max_window = 0;
+        TUT_CUDA(cudaDeviceGetAttribute(&max_persisting, cudaDevAttrMaxPersistingL2CacheSize, device));
+        TUT_CUDA(cudaDeviceGetAttribute(&max_window, cudaDevAttrMaxAccessPolicyWindowSize, device));
+        if (max_persisting <= 0 || max_window <= 0) return;  // no persisting L2 on this GPU
+        const size_t bytes = std::min(sys_.A.bytes(), size_t(max_window));
+        const size_t carve_out = std::min(bytes, size_t(max_persisting));
+        TUT_CUDA(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, carve_out));
+        window_.base_ptr = const_cast<T*>(sys_.A.get());
+        window_.num_bytes = bytes;
+        window_.hitRatio = float(double(carve_out) / double(bytes));
+        window_.hitProp = cudaAccessPropertyPersisting;
+        window_.missProp = cudaAccessPropertyStreaming;
+    }
+
+    const tut::jor::DeviceSystem<T>& sys_;
+    tut::jor::SolveOptions opt_;
+    tut::DeviceBuffer<T> x_work_;
+    tut::DeviceBuffer<tut::jor::SweepSlot> slots_;
+    tut::DeviceBuffer<int> iterations_;
+    int blocks_ = 1;
+    cudaAccessPolicyWindow window_{};
+};
+
+template <class T, Policy kPolicy>
+std::unique_ptr<tut::jor::Solver<T>> make_persistent(const tut::jor::DeviceSystem<T>& sys,
+                                                     const tut::jor::SolveOptions& opt) {
+    tut::jor::require_options(opt);
+    tut::refuse_without_cooperative_launch();
+    return std::make_unique<PersistentSolver<T, kPolicy>>(sys, opt);
+}
+
+}  // namespace
+
+namespace lesson {
+std::vector<tut::jor::Variant> jor_variants() {
+    tut::jor::Variant plain, window, alternate;
+    plain.name = "persistent";
+    plain.make_float = make_persistent<float, Policy::stream>;
+    plain.make_double = make_persistent<double, Policy::stream>;
+    window.name = "persistent + L2 window";
+    window.make_float = make_persistent<float, Policy::window>;
+    window.make_double = make_persistent<double, Policy::window>;
+    alternate.name = "persistent, alternating direction";
+    alternate.make_float = make_persistent<float, Policy::alternate>;
+    alternate.make_double = make_persistent<double, Policy::alternate>;
+    return {plain, window, alternate};
+}
+}  // namespace lesson
+
+int main(int argc, char** argv) {
+    const tut::LessonInfo info{"jor", "06_persistent", "one cooperative kernel for the whole solve, a barrier per sweep"};
+    tut::jor::LessonExtras extras;
+    extras.check_device = tut::require_cooperative_launch;
+    return tut::jor::lesson_main(argc, argv, info, lesson::jor_variants(), extras);
+}

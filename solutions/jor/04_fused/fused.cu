@@ -1,0 +1,137 @@
+// JOR lesson 04: one kernel per sweep. Lessons 01-03 launch three kernels per sweep and
+// write the sums out only for the next kernel to read them back: at small N the launches,
+// not the bytes, are the time. Here the warp that sums a row also updates x_j and folds
+// |dx_j| and |x_j| into its block's maxima; one atomicMax per block and value adds those
+// into the sweep's slot (SweepSlot: the bits of non-negative doubles order like the
+// values). x is double-buffered: the sweep reads x_old and writes x_new, so no block
+// sees a half-updated x. The host still copies the slot back after each sweep.
+//
+// Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
+//   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/jor/04_fused/fused.cu -o fused
+// Run:  ./fused                    (--help for options; --sizes 8192 --type float for one size)
+//
+// In this file:
+//   block_maxima_to_slot   the block's max |dx| and max |x| into the sweep's slot, one
+//                          atomicMax per value (the exercise)
+//   fused_sweep     warp per row: the row's sum (lesson 02's warp_offdiag_sums), x_new, then
+//                   block_maxima_to_slot
+//   FusedSolver     per sweep: one launch, one 16-byte copy back
+//   variant "fused"
+// Shared (tut/jor_device.cuh): warp_offdiag_sums, warp_max, SweepSlot, the driver.
+#include "tut/jor_device.cuh"
+#include "tut/jor_gpu.hpp"
+
+#include <memory>
+#include <utility>
+
+constexpr int kThreads = 256;  // 8 warps, 8 blocks per SM: 64 warps, one row each
+
+namespace {
+
+/// The block's largest dx and x into *slot: a warp reduction by shuffles, the warps' results
+/// through shared memory, then one atomicMax per value from thread 0 (on the bits: see
+/// tut::jor::SweepSlot). Every thread of the block calls it.
+__device__ void block_maxima_to_slot(double dx, double x_abs, tut::jor::SweepSlot* slot) {
+    __shared__ double dx_part[kThreads / 32], x_part[kThreads / 32];
+    if (!(dx == dx) || !(x_abs == x_abs)) dx = INFINITY;  // fmax drops a NaN: keep it as "not finite"
+    dx = tut::jor::warp_max(dx);
+    x_abs = tut::jor::warp_max(x_abs);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (lane == 0) {
+        dx_part[warp] = dx;
+        x_part[warp] = x_abs;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        dx = tut::jor::warp_max(lane < kThreads / 32 ? dx_part[lane] : 0.0);
+        x_abs = tut::jor::warp_max(lane < kThreads / 32 ? x_part[lane] : 0.0);
+        if (lane == 0) {
+            atomicMax(&slot->dx_max_bits, static_cast<unsigned long long>(__double_as_longlong(dx)));
+            atomicMax(&slot->x_max_bits, static_cast<unsigned long long>(__double_as_longlong(x_abs)));
+        }
+    }
+}
+
+/// One sweep: warp w updates row w; the block's maxima go to *slot.
+template <class T>
+__global__ void __launch_bounds__(kThreads, 2048 / kThreads)
+    fused_sweep(const T* __restrict__ A, const T* __restrict__ diagonal, const T* __restrict__ b, const T* x_old,
+                T* x_new, int n, T alpha, tut::jor::SweepSlot* slot) {
+    const int row = blockIdx.x * (kThreads / 32) + threadIdx.x / 32;
+    double dx = 0.0, x_abs = 0.0;
+    if (row < n) {  // the same for the whole warp: its shuffles need all 32 lanes
+        T sum[1];
+        tut::jor::warp_offdiag_sums<T, T, 1>(A, x_old, n, row, sum);
+        if (threadIdx.x % 32 == 0) {
+            const T x = (T(1) - alpha) * x_old[row] + alpha / diagonal[row] * (b[row] - sum[0]);
+            x_new[row] = x;
+            dx = fabs(double(x) - double(x_old[row]));
+            x_abs = fabs(double(x));
+        }
+    }
+    block_maxima_to_slot(dx, x_abs, slot);  // every thread of the block, rows or not
+}
+
+template <class T>
+class FusedSolver : public tut::jor::Solver<T> {
+  public:
+    FusedSolver(const tut::jor::DeviceSystem<T>& sys, const tut::jor::SolveOptions& opt)
+        : sys_(sys), opt_(opt), x_work_(static_cast<size_t>(sys.n)),
+          slots_(static_cast<size_t>(opt.max_iterations)) {}
+
+    tut::jor::SolveResult solve(T* x) override {
+        const int n = sys_.n, blocks = (n + kThreads / 32 - 1) / (kThreads / 32);
+        T* x_old = x;
+        T* x_new = x_work_.get();
+        TUT_CUDA(cudaMemset(x_old, 0, size_t(n) * sizeof(T)));
+        TUT_CUDA(cudaMemset(slots_.get(), 0, slots_.bytes()));  // every sweep's maxima start at 0
+        tut::jor::SolveResult result;
+        for (int it = 0; it < opt_.max_iterations; ++it) {
+            fused_sweep<T><<<blocks, kThreads>>>(sys_.A.get(), sys_.diagonal.get(), sys_.b.get(), x_old, x_new, n,
+                                                 T(opt_.alpha), slots_.get() + it);
+            TUT_LAUNCH("fused_sweep");
+            tut::jor::SweepSlot slot;
+            TUT_CUDA(cudaMemcpy(&slot, slots_.get() + it, sizeof slot, cudaMemcpyDeviceToHost));
+            std::swap(x_old, x_new);
+            result.iterations = it + 1;
+            result.last = tut::jor::to_host(slot);
+            if (tut::jor::slot_says_stop(slot, opt_.tolerance)) {
+                result.converged = true;
+                break;
+            }
+        }
+        if (x_old != x) TUT_CUDA(cudaMemcpy(x, x_old, size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice));
+        return result;
+    }
+
+    double matrix_bytes() const override { return double(sys_.n) * double(sys_.n) * sizeof(T); }
+
+  private:
+    const tut::jor::DeviceSystem<T>& sys_;
+    tut::jor::SolveOptions opt_;
+    tut::DeviceBuffer<T> x_work_;
+    tut::DeviceBuffer<tut::jor::SweepSlot> slots_;
+};
+
+template <class T>
+std::unique_ptr<tut::jor::Solver<T>> make_fused(const tut::jor::DeviceSystem<T>& sys, const tut::jor::SolveOptions& opt) {
+    tut::jor::require_options(opt);
+    return std::make_unique<FusedSolver<T>>(sys, opt);
+}
+
+}  // namespace
+
+namespace lesson {
+std::vector<tut::jor::Variant> jor_variants() {
+    tut::jor::Variant v;
+    v.name = "fused";
+    v.make_float = make_fused<float>;
+    v.make_double = make_fused<double>;
+    return {v};
+}
+}  // namespace lesson
+
+int main(int argc, char** argv) {
+    const tut::LessonInfo info{"jor", "04_fused", "one kernel per sweep: the sum, the update and the convergence values"};
+    return tut::jor::lesson_main(argc, argv, info, lesson::jor_variants());
+}

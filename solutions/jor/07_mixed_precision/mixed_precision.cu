@@ -1,0 +1,178 @@
+// JOR lesson 07: precision. A sweep's time is the bytes of A; its accuracy is the
+// arithmetic. Lesson 06's kernel, with A stored in S and everything else (x, b, the
+// diagonal, the sums) in T: float/float and double/double as before, and the mixed
+// variant, float A with double sums, x, b and diagonal, which reads the bytes of float
+// at the accuracy of double here (the generated off-diagonal entries are multiples of
+// 2^-20 below 5 in size, exact in float; the diagonal, which float would round, stays in
+// double). A fourth variant keeps everything in float but sums each lane's products with
+// Kahan's compensation, to show what the order and the rounding of the sum can and cannot
+// change.
+//
+// Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
+//   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/jor/07_mixed_precision/mixed_precision.cu -o mixed_precision
+// Run:  ./mixed_precision          (--help for options; --sizes 8192 for one size)
+//
+// In this file:
+//   to_storage            A converted to S once, at set-up (for mixed: double to float, exact
+//                         off the diagonal, which the sweep does not read from A)
+//   persistent_jor        lesson 06's kernel over <S, T, kKahan> (the exercise: where the
+//                         conversions go in sweep_rows' use, and the mixed variant's set-up)
+//   variants "float" (float only), "float, Kahan" (float only), "mixed" (double only: float A,
+//   double everything else), "double" (double only)
+// Shared (tut/jor_device.cuh): sweep_rows, warp_offdiag_sums (S, T, Kahan), record_sweep, the driver.
+#include "tut/jor_device.cuh"
+#include "tut/jor_gpu.hpp"
+
+#include <cooperative_groups.h>
+
+#include <algorithm>
+#include <memory>
+
+namespace coop = cooperative_groups;
+
+constexpr int kThreads = 256;
+
+namespace {
+
+template <class S, class T>
+struct Args {
+    const S* A;
+    const T* diagonal;
+    const T* b;
+    T* x0;  // sweep it reads x0 and writes x1 when it is even, the other way round when odd
+    T* x1;
+    int n;
+    T alpha;
+    double tolerance;
+    int max_iterations;
+    tut::jor::SweepSlot* slots;  // one per sweep, zeroed before the launch
+    int* iterations;             // written once, by thread 0 of the grid
+};
+
+template <class S, class T, bool kKahan>
+__global__ void __launch_bounds__(kThreads) persistent_jor(Args<S, T> a) {
+    coop::grid_group grid = coop::this_grid();
+    for (int it = 0; it < a.max_iterations; ++it) {
+        const T* x_old = it % 2 ? a.x1 : a.x0;
+        T* x_new = it % 2 ? a.x0 : a.x1;
+        double dx = 0.0, x_abs = 0.0;
+        tut::jor::sweep_rows<S, T, kKahan>(a.A, a.diagonal, a.b, x_old, x_new, a.n, a.alpha, dx, x_abs);
+        tut::jor::record_sweep(dx, x_abs, a.slots + it);
+        grid.sync();  // every block's rows and atomics of sweep it are done and visible
+        // Every thread reads the finished slot from L2 (__ldcg: not a stale L1 line) and so
+        // takes the same decision: a block that left the loop alone would leave the others
+        // waiting at the next barrier forever.
+        tut::jor::SweepSlot s;
+        s.dx_max_bits = __ldcg(&a.slots[it].dx_max_bits);
+        s.x_max_bits = __ldcg(&a.slots[it].x_max_bits);
+        if (tut::jor::slot_says_stop(s, a.tolerance) || it + 1 == a.max_iterations) {
+            if (grid.thread_rank() == 0) *a.iterations = it + 1;
+            return;
+        }
+    }
+}
+
+/// A in S, converted from the system's T.
+template <class S, class T>
+__global__ void to_storage(const T* __restrict__ in, S* __restrict__ out, size_t count) {
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x)
+        out[i] = static_cast<S>(in[i]);
+}
+
+template <class S, class T, bool kKahan>
+class PrecisionSolver : public tut::jor::Solver<T> {
+  public:
+    PrecisionSolver(const tut::jor::DeviceSystem<T>& sys, const tut::jor::SolveOptions& opt)
+        : sys_(sys), opt_(opt), x_work_(static_cast<size_t>(sys.n)), slots_(static_cast<size_t>(opt.max_iterations)),
+          iterations_(1) {
+        if constexpr (sizeof(S) != sizeof(T)) {
+            A_copy_ = tut::DeviceBuffer<S>(sys.A.size());
+            to_storage<S, T><<<1024, 256>>>(sys.A.get(), A_copy_.get(), sys.A.size());
+            TUT_LAUNCH("to_storage");
+            A_ = A_copy_.get();
+        } else {
+            A_ = reinterpret_cast<const S*>(sys.A.get());
+        }
+        int device = 0, sms = 0, per_sm = 0;
+        TUT_CUDA(cudaGetDevice(&device));
+        TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        TUT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, persistent_jor<S, T, kKahan>, kThreads, 0));
+        if (per_sm < 1) throw tut::Unsupported("persistent_jor does not fit on an SM");
+        const int needed = (sys.n + kThreads / 32 - 1) / (kThreads / 32);  // a warp per row
+        blocks_ = std::min(per_sm * sms, needed);
+    }
+
+    tut::jor::SolveResult solve(T* x) override {
+        const int n = sys_.n;
+        TUT_CUDA(cudaMemsetAsync(x, 0, size_t(n) * sizeof(T)));
+        TUT_CUDA(cudaMemsetAsync(slots_.get(), 0, slots_.bytes()));
+        TUT_CUDA(cudaMemsetAsync(iterations_.get(), 0, sizeof(int)));
+        Args<S, T> a{A_, sys_.diagonal.get(), sys_.b.get(), x, x_work_.get(), n, T(opt_.alpha),
+                  opt_.tolerance, opt_.max_iterations, slots_.get(), iterations_.get()};
+        cudaLaunchAttribute attributes[1] = {};
+        attributes[0].id = cudaLaunchAttributeCooperative;
+        attributes[0].val.cooperative = 1;
+        cudaLaunchConfig_t config = {};
+        config.gridDim = dim3(blocks_);
+        config.blockDim = dim3(kThreads);
+        config.attrs = attributes;
+        config.numAttrs = 1;
+        TUT_CUDA(cudaLaunchKernelEx(&config, persistent_jor<S, T, kKahan>, a));
+        tut::jor::SolveResult result;
+        TUT_CUDA(cudaMemcpy(&result.iterations, iterations_.get(), sizeof(int), cudaMemcpyDeviceToHost));
+        if (result.iterations < 1 || result.iterations > opt_.max_iterations) {  // the kernel did not say
+            result.iterations = 0;
+            return result;
+        }
+        tut::jor::SweepSlot last;
+        TUT_CUDA(cudaMemcpy(&last, slots_.get() + (result.iterations - 1), sizeof last, cudaMemcpyDeviceToHost));
+        result.last = tut::jor::to_host(last);
+        result.converged = tut::jor::slot_says_stop(last, opt_.tolerance);
+        if (result.iterations % 2) TUT_CUDA(cudaMemcpy(x, x_work_.get(), size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice));
+        return result;
+    }
+
+    double matrix_bytes() const override { return double(sys_.n) * double(sys_.n) * sizeof(S); }
+
+  private:
+    const tut::jor::DeviceSystem<T>& sys_;
+    tut::jor::SolveOptions opt_;
+    tut::DeviceBuffer<T> x_work_;
+    tut::DeviceBuffer<tut::jor::SweepSlot> slots_;
+    tut::DeviceBuffer<int> iterations_;
+    int blocks_ = 1;
+    tut::DeviceBuffer<S> A_copy_;  // only when S differs from T
+    const S* A_ = nullptr;
+};
+
+template <class S, class T, bool kKahan>
+std::unique_ptr<tut::jor::Solver<T>> make_precision(const tut::jor::DeviceSystem<T>& sys,
+                                                    const tut::jor::SolveOptions& opt) {
+    tut::jor::require_options(opt);
+    tut::refuse_without_cooperative_launch();
+    return std::make_unique<PrecisionSolver<S, T, kKahan>>(sys, opt);
+}
+
+}  // namespace
+
+namespace lesson {
+std::vector<tut::jor::Variant> jor_variants() {
+    tut::jor::Variant all_float, kahan, mixed, all_double;
+    all_float.name = "float";
+    all_float.make_float = make_precision<float, float, false>;
+    kahan.name = "float, Kahan";
+    kahan.make_float = make_precision<float, float, true>;
+    mixed.name = "mixed";
+    mixed.make_double = make_precision<float, double, false>;
+    all_double.name = "double";
+    all_double.make_double = make_precision<double, double, false>;
+    return {all_float, kahan, mixed, all_double};
+}
+}  // namespace lesson
+
+int main(int argc, char** argv) {
+    const tut::LessonInfo info{"jor", "07_mixed_precision", "precision: float A with double sums, against float and double"};
+    tut::jor::LessonExtras extras;
+    extras.check_device = tut::require_cooperative_launch;
+    return tut::jor::lesson_main(argc, argv, info, lesson::jor_variants(), extras);
+}
