@@ -19,6 +19,18 @@ namespace tut {
 /// Exit code meaning "skipped: this needs a GPU and there is none".
 inline constexpr int kSkipExitCode = 77;
 
+/// Threads one SM holds on the architecture being compiled, for __launch_bounds__'s
+/// minimum blocks per SM: 2048 on sm_80, sm_90 and sm_100, 1536 on sm_86, sm_87, sm_89 and
+/// sm_120, 1024 on sm_75 (ptxas ignores, with a warning, a minimum it cannot meet). The
+/// host pass sees 2048.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+inline constexpr int kMaxThreadsPerSm = 1024;
+#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890 || __CUDA_ARCH__ >= 1200)
+inline constexpr int kMaxThreadsPerSm = 1536;
+#else
+inline constexpr int kMaxThreadsPerSm = 2048;
+#endif
+
 /// True when at least one CUDA device can be used. On false, `why` (if given) says why.
 inline bool gpu_available(std::string* why = nullptr) {
     int count = 0;

@@ -50,7 +50,7 @@ struct Args {
 };
 
 template <class S, class T, bool kKahan>
-__global__ void __launch_bounds__(kThreads) persistent_jor(Args<S, T> a) {
+__global__ void __launch_bounds__(kThreads, tut::kMaxThreadsPerSm / kThreads) persistent_jor(Args<S, T> a) {
     coop::grid_group grid = coop::this_grid();
     for (int it = 0; it < a.max_iterations; ++it) {
         const T* x_old = it % 2 ? a.x1 : a.x0;

@@ -31,7 +31,7 @@ namespace {
 
 /// The off-diagonal sums of rows kRows w, ..., kRows w + kRows - 1 by warp w, into sums.
 template <class T, int kRows>
-__global__ void __launch_bounds__(kThreads, 2048 / kThreads)  // 8 blocks per SM: every row of N = 8192 at once
+__global__ void __launch_bounds__(kThreads, tut::kMaxThreadsPerSm / kThreads)  // 8 blocks per SM: every row of N = 8192 at once
     offdiag_sums_warp_rows(const T* __restrict__ A, const T* __restrict__ x, T* __restrict__ sums, int n) {
     using V = typename tut::jor::Vec16<T>::type;
     constexpr int kWidth = tut::jor::Vec16<T>::width;
