@@ -27,8 +27,8 @@ constexpr int kThreads = 256;
 
 namespace {
 
-/// y = A x for row-major A (n x n): to column-major cuBLAS that memory is A^T, so ask for
-/// its transpose.
+// y = A x for row-major A (n x n): to column-major cuBLAS that memory is A^T, so ask for
+// its transpose.
 void gemv(cublasHandle_t handle, int n, const float* A, const float* x, float* y) {
     // TODO(exercise): y = A x with cublasSgemv, for the row-major n x n matrix A.
     //   cuBLAS reads matrices column by column: what does it see in A's memory, and which
@@ -40,7 +40,7 @@ void gemv(cublasHandle_t handle, int n, const double* A, const double* x, double
     (void)handle, (void)n, (void)A, (void)x, (void)y;
 }
 
-/// x_new_j = x_j + a (b_j - (A x)_j) / A_jj, from the full product y = A x.
+// x_new_j = x_j + a (b_j - (A x)_j) / A_jj, from the full product y = A x.
 template <class T>
 __global__ void update_from_product(const T* __restrict__ y, const T* __restrict__ diagonal, const T* __restrict__ b,
                                     const T* __restrict__ x_old, T* __restrict__ x_new, int n, T alpha) {

@@ -28,7 +28,7 @@ constexpr int kThreads = 256;  // 8 warps, 8 blocks per SM: 64 warps, one row ea
 
 namespace {
 
-/// The block's largest dx and x into *slot. Every thread of the block calls it.
+// The block's largest dx and x into *slot. Every thread of the block calls it.
 __device__ void block_maxima_to_slot(double dx, double x_abs, tut::jor::SweepSlot* slot) {
     // TODO(exercise): reduce dx and x_abs to their maxima over the block, and add those to
     //   *slot with one atomicMax per value for the whole block.
@@ -44,7 +44,7 @@ __device__ void block_maxima_to_slot(double dx, double x_abs, tut::jor::SweepSlo
     (void)dx, (void)x_abs, (void)slot;
 }
 
-/// One sweep: warp w updates row w; the block's maxima go to *slot.
+// One sweep: warp w updates row w; the block's maxima go to *slot.
 template <class T>
 __global__ void __launch_bounds__(kThreads, tut::kMaxThreadsPerSm / kThreads)
     fused_sweep(const T* __restrict__ A, const T* __restrict__ diagonal, const T* __restrict__ b, const T* x_old,

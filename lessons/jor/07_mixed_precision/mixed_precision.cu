@@ -72,7 +72,7 @@ __global__ void __launch_bounds__(kThreads, tut::kMaxThreadsPerSm / kThreads) pe
     }
 }
 
-/// A in S, converted from the system's T.
+// A in S, converted from the system's T.
 template <class S, class T>
 __global__ void to_storage(const T* __restrict__ in, S* __restrict__ out, size_t count) {
     // TODO(exercise): out = in, converted from T to S, for all count elements.

@@ -26,16 +26,16 @@
 
 constexpr int kThreads = 128;  // threads per block: per row (the report's choice)
 
-/// Reads A through a const __restrict__ pointer: the compiler may route the loads through
-/// the read-only (non-coherent) path, which on today's GPUs is the same unified L1/texture
-/// cache a texture fetch goes through.
+// Reads A through a const __restrict__ pointer: the compiler may route the loads through
+// the read-only (non-coherent) path, which on today's GPUs is the same unified L1/texture
+// cache a texture fetch goes through.
 template <class T>
 struct RestrictLoad {
     const T* __restrict__ A;
     __device__ T operator()(size_t i) const { return A[i]; }
 };
 
-/// Reads float A through a texture object bound to linear memory (tex1Dfetch).
+// Reads float A through a texture object bound to linear memory (tex1Dfetch).
 struct TextureLoad {
     cudaTextureObject_t texture;
     __device__ float operator()(size_t i) const { return tex1Dfetch<float>(texture, static_cast<int>(i)); }
@@ -43,7 +43,7 @@ struct TextureLoad {
 
 namespace {
 
-/// Block j computes s_j = sum over k != j of A(j, k) x_k into sums[j].
+// Block j computes s_j = sum over k != j of A(j, k) x_k into sums[j].
 template <class T, class Load>
 __global__ void offdiag_sums_block_per_row(Load load_A, const T* __restrict__ x, T* __restrict__ sums, int n) {
     __shared__ T partial[kThreads];
@@ -96,7 +96,7 @@ class BlockPerRowSolver : public tut::jor::Solver<T> {
     tut::DeviceBuffer<tut::jor::DeviceSweepStats> stats_;
 };
 
-/// A texture object over A, destroyed with the solver.
+// A texture object over A, destroyed with the solver.
 class TextureSolver : public BlockPerRowSolver<float, TextureLoad> {
   public:
     TextureSolver(const tut::jor::DeviceSystem<float>& sys, const tut::jor::SolveOptions& opt, cudaTextureObject_t tex)

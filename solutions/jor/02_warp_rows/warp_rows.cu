@@ -29,7 +29,7 @@ constexpr int kWarps = kThreads / 32;
 
 namespace {
 
-/// The off-diagonal sums of rows kRows w, ..., kRows w + kRows - 1 by warp w, into sums.
+// The off-diagonal sums of rows kRows w, ..., kRows w + kRows - 1 by warp w, into sums.
 template <class T, int kRows>
 __global__ void __launch_bounds__(kThreads, tut::kMaxThreadsPerSm / kThreads)  // 8 blocks per SM: every row of N = 8192 at once
     offdiag_sums_warp_rows(const T* __restrict__ A, const T* __restrict__ x, T* __restrict__ sums, int n) {

@@ -27,8 +27,8 @@ constexpr int kThreads = 256;
 
 namespace {
 
-/// y = A x for row-major A (n x n): to column-major cuBLAS that memory is A^T, so ask for
-/// its transpose.
+// y = A x for row-major A (n x n): to column-major cuBLAS that memory is A^T, so ask for
+// its transpose.
 void gemv(cublasHandle_t handle, int n, const float* A, const float* x, float* y) {
     const float one = 1.0f, zero = 0.0f;
     TUT_CUBLAS(cublasSgemv(handle, CUBLAS_OP_T, n, n, &one, A, n, x, 1, &zero, y, 1));
@@ -38,7 +38,7 @@ void gemv(cublasHandle_t handle, int n, const double* A, const double* x, double
     TUT_CUBLAS(cublasDgemv(handle, CUBLAS_OP_T, n, n, &one, A, n, x, 1, &zero, y, 1));
 }
 
-/// x_new_j = x_j + a (b_j - (A x)_j) / A_jj, from the full product y = A x.
+// x_new_j = x_j + a (b_j - (A x)_j) / A_jj, from the full product y = A x.
 template <class T>
 __global__ void update_from_product(const T* __restrict__ y, const T* __restrict__ diagonal, const T* __restrict__ b,
                                     const T* __restrict__ x_old, T* __restrict__ x_new, int n, T alpha) {

@@ -28,9 +28,9 @@ constexpr int kThreads = 256;  // 8 warps, 8 blocks per SM: 64 warps, one row ea
 
 namespace {
 
-/// The block's largest dx and x into *slot: a warp reduction by shuffles, the warps' results
-/// through shared memory, then one atomicMax per value from thread 0 (on the bits: see
-/// tut::jor::SweepSlot). Every thread of the block calls it.
+// The block's largest dx and x into *slot: a warp reduction by shuffles, the warps' results
+// through shared memory, then one atomicMax per value from thread 0 (on the bits: see
+// tut::jor::SweepSlot). Every thread of the block calls it.
 __device__ void block_maxima_to_slot(double dx, double x_abs, tut::jor::SweepSlot* slot) {
     __shared__ double dx_part[kThreads / 32], x_part[kThreads / 32];
     if (!(dx == dx) || !(x_abs == x_abs)) dx = INFINITY;  // fmax drops a NaN: keep it as "not finite"
@@ -52,7 +52,7 @@ __device__ void block_maxima_to_slot(double dx, double x_abs, tut::jor::SweepSlo
     }
 }
 
-/// One sweep: warp w updates row w; the block's maxima go to *slot.
+// One sweep: warp w updates row w; the block's maxima go to *slot.
 template <class T>
 __global__ void __launch_bounds__(kThreads, tut::kMaxThreadsPerSm / kThreads)
     fused_sweep(const T* __restrict__ A, const T* __restrict__ diagonal, const T* __restrict__ b, const T* x_old,

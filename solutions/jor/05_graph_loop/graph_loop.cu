@@ -27,15 +27,15 @@ constexpr int kThreads = 256;
 
 namespace {
 
-/// Where the solve stands, on the device: sweeps done, and whether it has finished.
+// Where the solve stands, on the device: sweeps done, and whether it has finished.
 struct LoopState {
     int iteration;
     int done;
     int converged;
 };
 
-/// Lesson 04's sweep; sweep number `iteration` reads x0 and writes x1 when even, the
-/// other way round when odd. Returns at once when the solve is done.
+// Lesson 04's sweep; sweep number `iteration` reads x0 and writes x1 when even, the
+// other way round when odd. Returns at once when the solve is done.
 template <class T>
 __global__ void __launch_bounds__(kThreads, tut::kMaxThreadsPerSm / kThreads)
     counted_sweep(const T* __restrict__ A, const T* __restrict__ diagonal, const T* __restrict__ b, T* x0, T* x1, int n,
@@ -49,8 +49,8 @@ __global__ void __launch_bounds__(kThreads, tut::kMaxThreadsPerSm / kThreads)
     tut::jor::record_sweep(dx, x_abs, slots + it);
 }
 
-/// One thread, after each sweep: counts it, and stops the loop on convergence or at the
-/// iteration limit (kWhile: by setting the WHILE node's condition to 0).
+// One thread, after each sweep: counts it, and stops the loop on convergence or at the
+// iteration limit (kWhile: by setting the WHILE node's condition to 0).
 template <bool kWhile>
 __global__ void decide(LoopState* state, const tut::jor::SweepSlot* slots, double tolerance, int max_iterations,
                        cudaGraphConditionalHandle loop) {
@@ -71,7 +71,7 @@ __global__ void decide(LoopState* state, const tut::jor::SweepSlot* slots, doubl
 template <class T>
 class GraphSolver : public tut::jor::Solver<T> {
   public:
-    /// check_every = 0: the WHILE graph; k > 0: k sweeps per look at the state.
+    // check_every = 0: the WHILE graph; k > 0: k sweeps per look at the state.
     GraphSolver(const tut::jor::DeviceSystem<T>& sys, const tut::jor::SolveOptions& opt, int check_every)
         : sys_(sys), opt_(opt), check_every_(check_every), x_work_(static_cast<size_t>(sys.n)),
           slots_(static_cast<size_t>(opt.max_iterations)), state_(1) {
@@ -179,13 +179,13 @@ class GraphSolver : public tut::jor::Solver<T> {
     T* graph_x_ = nullptr;
 };
 
-/// Needs a CUDA 12.4 driver for conditional graph nodes; prints what it skips otherwise.
+// Needs a CUDA 12.4 driver for conditional graph nodes; prints what it skips otherwise.
 bool conditional_nodes_available() {
     int driver = 0;
     return cudaDriverGetVersion(&driver) == cudaSuccess && driver >= 12040;
 }
 
-/// check_every = 0: the WHILE graph (refused without conditional nodes); k > 0: k sweeps per look.
+// check_every = 0: the WHILE graph (refused without conditional nodes); k > 0: k sweeps per look.
 template <class T>
 std::unique_ptr<tut::jor::Solver<T>> make_graph_solver(const tut::jor::DeviceSystem<T>& sys,
                                                        const tut::jor::SolveOptions& opt, int check_every) {
@@ -195,8 +195,8 @@ std::unique_ptr<tut::jor::Solver<T>> make_graph_solver(const tut::jor::DeviceSys
     return std::make_unique<GraphSolver<T>>(sys, opt, check_every);
 }
 
-/// The variants; "check every k" reads k from `check_every` when it builds a solver (main()
-/// owns the value and its --check-every option).
+// The variants; "check every k" reads k from `check_every` when it builds a solver (main()
+// owns the value and its --check-every option).
 std::vector<tut::jor::Variant> make_variants(const int& check_every) {
     tut::jor::Variant graph;
     graph.name = "while graph";

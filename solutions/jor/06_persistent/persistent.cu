@@ -52,10 +52,10 @@ struct Args {
     int* iterations;             // written once, by thread 0 of the grid
 };
 
-/// How the sweeps read A: with the evict-first hint (stream), with the default policy under
-/// an L2 access-policy window (window), or with the default policy and every other sweep
-/// walking the rows backwards (alternate): a sweep then starts on the columns the previous
-/// one read last, which are still in L2.
+// How the sweeps read A: with the evict-first hint (stream), with the default policy under
+// an L2 access-policy window (window), or with the default policy and every other sweep
+// walking the rows backwards (alternate): a sweep then starts on the columns the previous
+// one read last, which are still in L2.
 enum class Policy { stream, window, alternate };
 
 template <class T, Policy kPolicy>
