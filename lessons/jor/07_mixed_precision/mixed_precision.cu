@@ -15,11 +15,12 @@
 // In this file:
 //   to_storage            A converted to S once, at set-up (for mixed: double to float, exact
 //                         off the diagonal, which the sweep does not read from A)
-//   persistent_jor        lesson 06's kernel over <S, T, kKahan> (the exercise: where the
-//                         conversions go in sweep_rows' use, and the mixed variant's set-up)
+//   row_sum               a warp's off-diagonal sum of one row: A read as S, products and
+//                         sums in T (the exercise: where the conversions go)
+//   persistent_jor        lesson 06's kernel over <S, T, kKahan>, its sweep calling row_sum
 //   variants "float" (float only), "float, Kahan" (float only), "mixed" (double only: float A,
 //   double everything else), "double" (double only)
-// Shared (tut/jor_device.cuh): sweep_rows, warp_offdiag_sums (S, T, Kahan), record_sweep, the driver.
+// Shared (tut/jor_device.cuh): Vec16, load_x, add_product, record_sweep, the driver.
 #include "tut/jor_device.cuh"
 #include "tut/jor_gpu.hpp"
 
@@ -49,6 +50,28 @@ struct Args {
     int* iterations;             // written once, by thread 0 of the grid
 };
 
+// The off-diagonal sum of row `row` by one warp, every lane returning it: A's entries read
+// as S, x read as T, every product and every addition done in T; with kKahan each lane's
+// running sum compensated.
+template <class S, class T, bool kKahan>
+__device__ T row_sum(const S* __restrict__ A, const T* x, int n, int row) {
+    // TODO(exercise): the row's sum over k != row of A(row, k) x_k, in T.
+    //   The point of the lesson is where the conversions go. Constraints: A is read as S,
+    //   and only as S (reading it as T would read double's bytes: the cost this lesson
+    //   removes), 16 bytes per lane and step (tut::jor::Vec16<S>: 4 floats or 2 doubles),
+    //   with the lanes on consecutive vectors and the streaming hint (__ldcs); x and the
+    //   sum stay in T: convert each entry of A to T before its product, never the product
+    //   or the sum to S. The diagonal is not in the sum (Vec16<S>::drop). When N is not a
+    //   multiple of the vector width, rows do not start on a 16-byte boundary: use a scalar
+    //   loop then. Hints: tut::jor::load_x<T, width>() reads x's matching elements as T;
+    //   tut::jor::add_product<kKahan>(sum, carry, a, x) adds one product, compensated when
+    //   kKahan (subtract the carry at the end); then add the 32 lanes' sums with shuffles
+    //   so that every lane returns the total. Until this is written every sum is 0 and no
+    //   solve converges to x*.
+    (void)A, (void)x, (void)n, (void)row;
+    return T(0);
+}
+
 template <class S, class T, bool kKahan>
 __global__ void __launch_bounds__(kThreads, tut::kMaxThreadsPerSm / kThreads) persistent_jor(Args<S, T> a) {
     coop::grid_group grid = coop::this_grid();
@@ -56,7 +79,18 @@ __global__ void __launch_bounds__(kThreads, tut::kMaxThreadsPerSm / kThreads) pe
         const T* x_old = it % 2 ? a.x1 : a.x0;
         T* x_new = it % 2 ? a.x0 : a.x1;
         double dx = 0.0, x_abs = 0.0;
-        tut::jor::sweep_rows<S, T, kKahan>(a.A, a.diagonal, a.b, x_old, x_new, a.n, a.alpha, dx, x_abs);
+        const int warps = gridDim.x * (kThreads / 32);
+        for (int row = blockIdx.x * (kThreads / 32) + threadIdx.x / 32; row < a.n; row += warps) {
+            const T sum = row_sum<S, T, kKahan>(a.A, x_old, a.n, row);
+            if (threadIdx.x % 32 == 0) {  // the update in T: the diagonal and b are T too
+                const T old = x_old[row];
+                const T x = (T(1) - a.alpha) * old + a.alpha / a.diagonal[row] * (a.b[row] - sum);
+                x_new[row] = x;
+                const double d = fabs(double(x) - double(old));
+                dx = d == d && dx == dx ? fmax(dx, d) : NAN;  // a NaN sticks
+                x_abs = fmax(x_abs, fabs(double(x)));
+            }
+        }
         tut::jor::record_sweep(dx, x_abs, a.slots + it);
         grid.sync();  // every block's rows and atomics of sweep it are done and visible
         // Every thread reads the finished slot from L2 (__ldcg: not a stale L1 line) and so
@@ -75,12 +109,8 @@ __global__ void __launch_bounds__(kThreads, tut::kMaxThreadsPerSm / kThreads) pe
 // A in S, converted from the system's T.
 template <class S, class T>
 __global__ void to_storage(const T* __restrict__ in, S* __restrict__ out, size_t count) {
-    // TODO(exercise): out = in, converted from T to S, for all count elements.
-    //   The launch is fixed (1024 blocks of 256 threads) and count is up to N^2 (67 million
-    //   at N = 8192): every element exactly once, neighbouring threads on neighbouring
-    //   elements. Why is the conversion exact for this matrix off the diagonal, and why does
-    //   the sweep not need A's diagonal in S? (The README asks.)
-    (void)in, (void)out, (void)count;
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x)
+        out[i] = static_cast<S>(in[i]);
 }
 
 template <class S, class T, bool kKahan>

@@ -15,11 +15,12 @@
 // In this file:
 //   to_storage            A converted to S once, at set-up (for mixed: double to float, exact
 //                         off the diagonal, which the sweep does not read from A)
-//   persistent_jor        lesson 06's kernel over <S, T, kKahan> (the exercise: where the
-//                         conversions go in sweep_rows' use, and the mixed variant's set-up)
+//   row_sum               a warp's off-diagonal sum of one row: A read as S, products and
+//                         sums in T (the exercise: where the conversions go)
+//   persistent_jor        lesson 06's kernel over <S, T, kKahan>, its sweep calling row_sum
 //   variants "float" (float only), "float, Kahan" (float only), "mixed" (double only: float A,
 //   double everything else), "double" (double only)
-// Shared (tut/jor_device.cuh): sweep_rows, warp_offdiag_sums (S, T, Kahan), record_sweep, the driver.
+// Shared (tut/jor_device.cuh): Vec16, load_x, add_product, record_sweep, the driver.
 #include "tut/jor_device.cuh"
 #include "tut/jor_gpu.hpp"
 
@@ -49,6 +50,37 @@ struct Args {
     int* iterations;             // written once, by thread 0 of the grid
 };
 
+// The off-diagonal sum of row `row` by one warp, every lane returning it: A's entries read
+// as S, 16 bytes at a time (4 floats or 2 doubles), x read as T, and every product and
+// every addition done in T. With kKahan each lane's running sum is compensated
+// (tut::jor::add_product). Rows that do not start on a 16-byte boundary (N not a multiple
+// of the vector width) take the scalar loop.
+template <class S, class T, bool kKahan>
+__device__ T row_sum(const S* __restrict__ A, const T* x, int n, int row) {
+    using V = typename tut::jor::Vec16<S>::type;
+    constexpr int kWidth = tut::jor::Vec16<S>::width;
+    const int lane = threadIdx.x % 32;
+    const S* a_row = A + size_t(row) * size_t(n);
+    T sum = T(0), carry = T(0);
+    if (n % kWidth == 0) {
+        for (int c = lane; c < n / kWidth; c += 32) {
+            V v = __ldcs(reinterpret_cast<const V*>(a_row) + c);            // the bytes of S
+            if (c == row / kWidth) v = tut::jor::Vec16<S>::drop(v, row % kWidth);  // not the diagonal
+            T xc[kWidth];
+            tut::jor::load_x<T, kWidth>(x, c, xc);                          // x in T
+            const S* a = reinterpret_cast<const S*>(&v);
+#pragma unroll
+            for (int e = 0; e < kWidth; ++e) tut::jor::add_product<kKahan>(sum, carry, T(a[e]), xc[e]);  // in T
+        }
+    } else {
+        for (int k = lane; k < n; k += 32)
+            if (k != row) tut::jor::add_product<kKahan>(sum, carry, T(__ldcs(a_row + k)), x[k]);
+    }
+    if constexpr (kKahan) sum -= carry;
+    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    return sum;
+}
+
 template <class S, class T, bool kKahan>
 __global__ void __launch_bounds__(kThreads, tut::kMaxThreadsPerSm / kThreads) persistent_jor(Args<S, T> a) {
     coop::grid_group grid = coop::this_grid();
@@ -56,7 +88,18 @@ __global__ void __launch_bounds__(kThreads, tut::kMaxThreadsPerSm / kThreads) pe
         const T* x_old = it % 2 ? a.x1 : a.x0;
         T* x_new = it % 2 ? a.x0 : a.x1;
         double dx = 0.0, x_abs = 0.0;
-        tut::jor::sweep_rows<S, T, kKahan>(a.A, a.diagonal, a.b, x_old, x_new, a.n, a.alpha, dx, x_abs);
+        const int warps = gridDim.x * (kThreads / 32);
+        for (int row = blockIdx.x * (kThreads / 32) + threadIdx.x / 32; row < a.n; row += warps) {
+            const T sum = row_sum<S, T, kKahan>(a.A, x_old, a.n, row);
+            if (threadIdx.x % 32 == 0) {  // the update in T: the diagonal and b are T too
+                const T old = x_old[row];
+                const T x = (T(1) - a.alpha) * old + a.alpha / a.diagonal[row] * (a.b[row] - sum);
+                x_new[row] = x;
+                const double d = fabs(double(x) - double(old));
+                dx = d == d && dx == dx ? fmax(dx, d) : NAN;  // a NaN sticks
+                x_abs = fmax(x_abs, fabs(double(x)));
+            }
+        }
         tut::jor::record_sweep(dx, x_abs, a.slots + it);
         grid.sync();  // every block's rows and atomics of sweep it are done and visible
         // Every thread reads the finished slot from L2 (__ldcg: not a stale L1 line) and so
