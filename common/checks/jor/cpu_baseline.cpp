@@ -58,22 +58,6 @@ struct Options {
     bool fresh_share = false;
 };
 
-struct MeanStd {
-    double mean = NAN, std = NAN;
-};
-
-MeanStd mean_std(const std::vector<double>& v) {
-    MeanStd r;
-    if (v.empty()) return r;
-    double sum = 0.0;
-    for (double x : v) sum += x;
-    r.mean = sum / static_cast<double>(v.size());
-    double sq = 0.0;
-    for (double x : v) sq += (x - r.mean) * (x - r.mean);
-    r.std = v.size() > 1 ? std::sqrt(sq / static_cast<double>(v.size() - 1)) : 0.0;
-    return r;
-}
-
 double max_of(const std::vector<double>& v) {
     double m = 0.0;
     for (double x : v)

@@ -391,8 +391,9 @@ inline std::vector<ProblemSource> problem_list(const ProblemOptions& p) {
 /// conditional graph nodes need 12.4): prints what is missing and exits with kSkipExitCode.
 /// `minimum` is in cudaDriverGetVersion()'s units (12040 for 12.4).
 inline void require_driver_version(const char* program, int minimum, const char* feature) {
+    if (driver_version_at_least(minimum)) return;
     int driver = 0;
-    if (cudaDriverGetVersion(&driver) == cudaSuccess && driver >= minimum) return;
+    if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;  // reported as 0.0
     std::fprintf(stderr,
                  "SKIPPED: %s needs %s, which needs a CUDA driver of version %d.%d or newer; this one is %d.%d. "
                  "Exit code %d means skipped.\n",

@@ -97,6 +97,14 @@ inline std::string device_memory_shortfall(size_t bytes) {
     return buf;
 }
 
+/// True when the CUDA driver is at least `minimum`, in cudaDriverGetVersion()'s units
+/// (12040 for 12.4): for features newer than the toolkit requires, such as conditional
+/// graph nodes.
+inline bool driver_version_at_least(int minimum) {
+    int driver = 0;
+    return cudaDriverGetVersion(&driver) == cudaSuccess && driver >= minimum;
+}
+
 /// For main() (LessonExtras::check_device): exits with kSkipExitCode and a message when
 /// the GPU cannot launch cooperatively (a grid-wide barrier needs every block resident).
 inline void require_cooperative_launch(const char* program) {

@@ -464,6 +464,27 @@ inline double floor_us_per_iteration(long long n, size_t element_bytes, double g
 }
 
 // ---------------------------------------------------------------------------------------
+// Summaries over the matrices of a size
+// ---------------------------------------------------------------------------------------
+
+/// Mean and sample standard deviation (NaN for no values, std 0 for one).
+struct MeanStd {
+    double mean = std::numeric_limits<double>::quiet_NaN(), std = std::numeric_limits<double>::quiet_NaN();
+};
+
+inline MeanStd mean_std(const std::vector<double>& v) {
+    MeanStd r;
+    if (v.empty()) return r;
+    double sum = 0.0;
+    for (double x : v) sum += x;
+    r.mean = sum / static_cast<double>(v.size());
+    double sq = 0.0;
+    for (double x : v) sq += (x - r.mean) * (x - r.mean);
+    r.std = v.size() > 1 ? std::sqrt(sq / static_cast<double>(v.size() - 1)) : 0.0;
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------
 // Times shared between the programs of a tour run
 // ---------------------------------------------------------------------------------------
 

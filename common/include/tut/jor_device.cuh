@@ -473,4 +473,25 @@ inline SweepStats to_host(const SweepSlot& s) {
     return r;
 }
 
+/// The end of a solve whose sweeps alternate between x and x_work (sweep 0 reads x and
+/// writes x_work) and record one SweepSlot each (lessons 05-07): reads the last sweep's
+/// slot and leaves the result in x. `iterations` is the sweeps the device counted; a count
+/// outside 1 ... max_iterations means the solve never said, and it is reported as not
+/// converged with 0 iterations, reading nothing. Converged means the last slot passes the
+/// stopping rule.
+template <class T>
+SolveResult finish_alternating_solve(int iterations, int max_iterations, double tolerance, const SweepSlot* slots,
+                                     T* x, const T* x_work, int n) {
+    SolveResult result;
+    if (iterations < 1 || iterations > max_iterations) return result;
+    result.iterations = iterations;
+    SweepSlot last;
+    TUT_CUDA(cudaMemcpy(&last, slots + (iterations - 1), sizeof last, cudaMemcpyDeviceToHost));
+    result.last = to_host(last);
+    result.converged = slot_says_stop(last, tolerance);
+    // After an odd number of sweeps the result is in x_work.
+    if (iterations % 2) TUT_CUDA(cudaMemcpy(x, x_work, size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice));
+    return result;
+}
+
 }  // namespace tut::jor

@@ -256,22 +256,6 @@ SolveOptions solve_options(const ProblemOptions& p, StopRule stop) {
     return s;
 }
 
-/// Mean and sample standard deviation.
-struct MeanStd {
-    double mean = NAN, std = NAN;
-};
-inline MeanStd mean_std(const std::vector<double>& v) {
-    MeanStd r;
-    if (v.empty()) return r;
-    double s = 0.0;
-    for (double x : v) s += x;
-    r.mean = s / double(v.size());
-    double q = 0.0;
-    for (double x : v) q += (x - r.mean) * (x - r.mean);
-    r.std = v.size() > 1 ? std::sqrt(q / double(v.size() - 1)) : 0.0;
-    return r;
-}
-
 /// Milliseconds of a host-to-device copy of `bytes` from pinned memory (median of 5).
 inline double copy_ms(const void* pinned, void* device, size_t bytes) {
     Timing t = time_gpu([&] { TUT_CUDA(cudaMemcpyAsync(device, pinned, bytes, cudaMemcpyHostToDevice)); },

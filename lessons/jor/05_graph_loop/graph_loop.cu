@@ -101,18 +101,10 @@ class GraphSolver : public tut::jor::Solver<T> {
                 if (host_state_->done) break;
             }
         }
-        tut::jor::SolveResult result;
-        result.iterations = host_state_->iteration;
-        result.converged = host_state_->converged != 0;
-        if (result.iterations < 1) {  // no sweep was counted: nothing to report
-            result.converged = false;
-            return result;
-        }
-        tut::jor::SweepSlot last;
-        TUT_CUDA(cudaMemcpy(&last, slots_.get() + (result.iterations - 1), sizeof last, cudaMemcpyDeviceToHost));
-        result.last = tut::jor::to_host(last);
-        // After an odd number of sweeps the result is in x_work_ (sweep 0 writes x1).
-        if (result.iterations % 2) TUT_CUDA(cudaMemcpy(x, x_work_.get(), size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice));
+        tut::jor::SolveResult result = tut::jor::finish_alternating_solve(
+            host_state_->iteration, opt_.max_iterations, opt_.tolerance, slots_.get(), x, x_work_.get(), n);
+        // Converged as decide() recorded it (the same test of the same slot, when decide is right).
+        result.converged = result.iterations > 0 && host_state_->converged != 0;
         return result;
     }
 
@@ -177,18 +169,12 @@ class GraphSolver : public tut::jor::Solver<T> {
     T* graph_x_ = nullptr;
 };
 
-// Needs a CUDA 12.4 driver for conditional graph nodes; prints what it skips otherwise.
-bool conditional_nodes_available() {
-    int driver = 0;
-    return cudaDriverGetVersion(&driver) == cudaSuccess && driver >= 12040;
-}
-
 // check_every = 0: the WHILE graph (refused without conditional nodes); k > 0: k sweeps per look.
 template <class T>
 std::unique_ptr<tut::jor::Solver<T>> make_graph_solver(const tut::jor::DeviceSystem<T>& sys,
                                                        const tut::jor::SolveOptions& opt, int check_every) {
     tut::jor::require_options(opt);
-    if (check_every == 0 && !conditional_nodes_available())
+    if (check_every == 0 && !tut::driver_version_at_least(12040))  // conditional nodes: CUDA 12.4
         throw tut::Unsupported("the WHILE graph needs conditional graph nodes: a CUDA 12.4 or newer driver");
     return std::make_unique<GraphSolver<T>>(sys, opt, check_every);
 }

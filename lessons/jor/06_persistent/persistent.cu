@@ -122,18 +122,10 @@ class PersistentSolver : public tut::jor::Solver<T> {
         config.attrs = attributes;
         config.numAttrs = window_.num_bytes ? 2 : 1;
         TUT_CUDA(cudaLaunchKernelEx(&config, persistent_jor<T, kPolicy>, a));
-        tut::jor::SolveResult result;
-        TUT_CUDA(cudaMemcpy(&result.iterations, iterations_.get(), sizeof(int), cudaMemcpyDeviceToHost));
-        if (result.iterations < 1 || result.iterations > opt_.max_iterations) {  // the kernel did not say
-            result.iterations = 0;
-            return result;
-        }
-        tut::jor::SweepSlot last;
-        TUT_CUDA(cudaMemcpy(&last, slots_.get() + (result.iterations - 1), sizeof last, cudaMemcpyDeviceToHost));
-        result.last = tut::jor::to_host(last);
-        result.converged = tut::jor::slot_says_stop(last, opt_.tolerance);
-        if (result.iterations % 2) TUT_CUDA(cudaMemcpy(x, x_work_.get(), size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice));
-        return result;
+        int iterations = 0;
+        TUT_CUDA(cudaMemcpy(&iterations, iterations_.get(), sizeof(int), cudaMemcpyDeviceToHost));
+        return tut::jor::finish_alternating_solve(iterations, opt_.max_iterations, opt_.tolerance, slots_.get(), x,
+                                                  x_work_.get(), n);
     }
 
     double matrix_bytes() const override { return double(sys_.n) * double(sys_.n) * sizeof(T); }
