@@ -38,6 +38,7 @@ BEGIN_ANY = "<!-- measured:begin"
 END = "<!-- measured:end -->"
 DASH = "\u2014"  # a record this GPU does not have
 EXTRA_NAMES = {"us_per_iter": "\u00b5s/iteration", "iterations": "iterations"}
+PERCENT_EXTRAS = {"occupancy"}  # fractions shown as percentages
 
 
 class TableError(ValueError):
@@ -152,7 +153,9 @@ def historic_lines(data, lesson):
 # ----------------------------------------------------------------------------------------
 # The measured table
 
-def format_extra(v):
+def format_extra(v, name=""):
+    if name in PERCENT_EXTRAS and isinstance(v, (int, float)) and not isinstance(v, bool):
+        return "{:.1f}%".format(100 * v)
     if v is None or isinstance(v, bool):
         return {True: "yes", False: "no", None: "n/a"}[v]
     if isinstance(v, int):
@@ -246,7 +249,7 @@ def measured_lines(track, lesson, runs, labels, extras):
                 elif column == "peak":
                     row.append(peak_format(rj.ratio(r, "ratio_to_peak", "peak_value")))
                 else:
-                    row.append(format_extra(extra.get(column)))
+                    row.append(format_extra(extra.get(column), column))
         rows.append(row)
 
     lines = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "|".join(align) + "|"]

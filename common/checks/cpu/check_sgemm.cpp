@@ -23,6 +23,13 @@ TEST_CASE("sgemm: kernel_variant and library_variant fill the fields a lesson le
     CHECK(k.kernel == reinterpret_cast<const void*>(&fake_kernel));
     CHECK(k.input_roundoff == 0);
     CHECK(k.min_compute_capability == 0);
+    CHECK(k.block_threads == 0);  // no launch shape: no occupancy column
+    CHECK(k.dynamic_shared_bytes == 0);
+
+    const sg::Variant shaped = sg::launch_shape(k, 256, 49664);
+    CHECK(shaped.name == "tile=16");
+    CHECK(shaped.block_threads == 256);
+    CHECK(shaped.dynamic_shared_bytes == 49664);
 
     const sg::Variant lib = sg::library_variant("fp32", fake_launcher);
     CHECK(lib.name == "fp32");
@@ -54,6 +61,13 @@ TEST_CASE("sgemm: the driver's options default to the track's conventions", "[sg
     CHECK(options.default_n == 4096);
     CHECK(options.supported_n.empty());
     CHECK_FALSE(options.after);
+    CHECK(options.sweep_variant.empty());  // no --sweep unless a lesson names its variant
+    REQUIRE(!options.sweep_sizes.empty());
+    CHECK(options.sweep_sizes.front() == 1024);
+    CHECK(options.sweep_sizes.back() == sg::kMaxN);
+    bool has_unaligned = false;  // a size whose rows are not 16-byte aligned, to sweep the edge path too
+    for (int n : options.sweep_sizes) has_unaligned = has_unaligned || n % 4 != 0;
+    CHECK(has_unaligned);
     CHECK(sg::host_variant("managed", nullptr).name == "managed");
 }
 

@@ -6,22 +6,6 @@
 
 using namespace sgemm_checks;
 
-namespace {
-
-// Relative L2 error of `v` against the problem's reference, after requiring it within tolerance.
-double relative_error(const Variant& v, tut::sgemm::Problem& p) {
-    tut::DeviceBuffer<float> dC(size_t(p.n) * p.n);
-    dC.poison();
-    REQUIRE_NOTHROW(v.run(p.n, p.dA.get(), p.dB.get(), dC.get()));
-    REQUIRE_NOTHROW(TUT_CUDA(cudaDeviceSynchronize()));
-    const tut::Comparison c = p.check(v, dC);
-    INFO("variant '" << v.name << "': " << c.describe());
-    REQUIRE(c.ok());
-    return c.rel_l2_error;
-}
-
-}  // namespace
-
 TEST_CASE("sgemm/08_cublas computes row-major C = A B (not B A): CPU reference at tiny and odd sizes", "[exercise]") {
     check_all_correct(kSmallSizes);
 }

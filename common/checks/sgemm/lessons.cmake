@@ -25,3 +25,17 @@ tut_lesson(sgemm 07_volkov_ilp volkov_ilp.cu LIBS CUDA::cublas SMOKE_ARGS ${sgem
            SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck racecheck)
 tut_lesson(sgemm 08_cublas cublas.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
            SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck)
+# Lessons 09-13 go beyond the slides: register blocking, warp tiling, double buffering,
+# cp.async and a 128 x 256 tile, tuning. Their sanitize sizes overhang every block tile
+# (64 to 256) and are not multiples of 4 (the element-by-element edge path) or are (37, 100).
+tut_lesson(sgemm 09_register_blocking register_blocking.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke}
+           BAD_ARGS ${sgemm_bad} SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck racecheck)
+tut_lesson(sgemm 10_warp_tiling warp_tiling.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
+           SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck racecheck)
+tut_lesson(sgemm 11_double_buffering double_buffering.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke}
+           BAD_ARGS ${sgemm_bad} SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck racecheck)
+tut_lesson(sgemm 12_cp_async cp_async.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
+           SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck racecheck)
+# The tour adds the size sweep of the chosen variant against cuBLAS (N = 1024 .. 8192).
+tut_lesson(sgemm 13_tuning tuning.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
+           "--sweep nope" TOUR_ARGS --sweep SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck racecheck)

@@ -15,6 +15,7 @@
 #include "lesson_hint.hpp"
 #include "tut/sgemm.hpp"
 
+#include <cmath>
 #include <map>
 #include <memory>
 #include <string>
@@ -29,6 +30,9 @@ inline const std::vector<int> kSmallSizes{1, 2, 3, 5, 16, 17, 31, 33, 64, 100, 2
 /// (67 MB a matrix: beyond the 50 to 60 MB L2 of an H100 or H200, so the kernels run from
 /// DRAM as at the tour's size; not a multiple of any tile, so every block edge is tested).
 inline const std::vector<int> kLargeSizes{1000, 4099};
+/// Around the tour's size, from lesson 09 on: a multiple of every tile (4096) and one short
+/// and one past it (4095, 4097: overhanging tiles, and rows that are not 16-byte aligned).
+inline const std::vector<int> kTourSizes{4095, 4096, 4097};
 /// The largest size the track claims, checked with one variant per lesson.
 inline constexpr int kLargestSize = tut::sgemm::kMaxN;
 
@@ -93,6 +97,44 @@ inline void check_all_correct(const std::vector<int>& sizes) {
     REQUIRE(!variants.empty());
     for (const Variant& v : variants)
         for (int n : sizes) check_correct(v, n);
+}
+
+/// Relative L2 error of `v` at the problem's size against its reference, after requiring
+/// every element within tolerance.
+inline double relative_error(const Variant& v, tut::sgemm::Problem& p) {
+    tut::DeviceBuffer<float> dC(size_t(p.n) * p.n);
+    dC.poison();
+    REQUIRE_NOTHROW(v.run(p.n, p.dA.get(), p.dB.get(), dC.get()));
+    REQUIRE_NOTHROW(TUT_CUDA(cudaDeviceSynchronize()));
+    const tut::Comparison c = p.check(v, dC);
+    INFO("variant '" << v.name << "': " << c.describe());
+    REQUIRE(c.ok());
+    return c.rel_l2_error;
+}
+
+/// A tensor-core (TF32) variant is as accurate as the library's TF32: at N = 512, against
+/// the CPU reference in double, its relative L2 error is at most twice cuBLAS TF32's on the
+/// same inputs. (Rounding the inputs to TF32 gives about cuBLAS's error; truncating them,
+/// about 1.6 times it.) The error must also be a TF32 one, far above FP32's 1e-7: a kernel
+/// that secretly computes in FP32 is not the lesson's.
+inline void check_tf32_accuracy(const Variant& v) {
+    if (!runs_here(v)) return;
+    const int n = 512;
+    tut::sgemm::Problem& p = problem(n);
+    REQUIRE(!p.reference_is_fp32);
+    tut::sgemm::Cublas tf32_library(CUBLAS_TF32_TENSOR_OP_MATH);
+    Variant library = tut::sgemm::library_variant("cuBLAS TF32", nullptr);
+    library.input_roundoff = std::ldexp(1.0, -11);
+    tut::DeviceBuffer<float> dC(size_t(n) * n);
+    dC.poison();
+    tf32_library.sgemm(n, p.dA.get(), p.dB.get(), dC.get());
+    TUT_CUDA(cudaDeviceSynchronize());
+    const tut::Comparison lib = p.check(library, dC);
+    INFO(tut_checks::exercise_hint());
+    const double error = relative_error(v, p);
+    CAPTURE(error, lib.rel_l2_error);
+    CHECK(error <= 2 * lib.rel_l2_error);
+    CHECK(error > 1e-6);
 }
 
 inline void check_all_refuse(const std::vector<int>& sizes) {

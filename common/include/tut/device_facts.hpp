@@ -31,6 +31,7 @@ struct DeviceFacts {
     size_t shared_per_block_optin = 0;
     int fp32_lanes_per_sm = 0;
     double fp32_peak_gflops = 0;   ///< 0 when the lanes per SM are unknown for this architecture
+    double tf32_peak_gflops = 0;   ///< dense TF32 tensor-core peak from clocks; 0 without TF32 or when unknown
     double dram_peak_gbs = 0;      ///< theoretical, from clocks; 0 when the driver does not report them
 };
 
@@ -47,6 +48,19 @@ inline int fp32_lanes_per_sm(int major, int minor) {
         case 10: case 11: case 12: return 128;  // Blackwell: 10.0, 10.3, 11.0 (Thor), 12.x (RTX 50)
         default: return 0;
     }
+}
+
+/// Dense TF32 tensor-core flops per clock per SM (FP32 accumulation) by compute capability,
+/// from NVIDIA's datasheet peaks divided by SMs x boost clock; 0 without TF32 or when unknown.
+/// A100 (8.0): 156 TFLOP/s = 108 SMs x 1.41 GHz x 1024. GeForce Ampere/Ada and RTX 50 (8.6,
+/// 8.9, 12.0) run TF32 with FP32 accumulation at a quarter of that per SM: 256. Hopper (9.0):
+/// 495 TFLOP/s = 132 x 1.83 GHz x 2048, reached only through wgmma. Blackwell (10.0): 4096.
+inline int tf32_flops_per_sm_clock(int major, int minor) {
+    if (major == 8) return minor == 0 ? 1024 : 256;
+    if (major == 9) return 2048;
+    if (major == 10) return 4096;
+    if (major == 12) return 256;
+    return 0;
 }
 
 inline DeviceFacts device_facts(int device = -1) {
@@ -72,6 +86,7 @@ inline DeviceFacts device_facts(int device = -1) {
     f.memory_bus_bits = bus_bits;
     f.fp32_lanes_per_sm = fp32_lanes_per_sm(f.cc_major, f.cc_minor);
     f.fp32_peak_gflops = f.sm_count * f.fp32_lanes_per_sm * 2.0 * f.clock_ghz;
+    f.tf32_peak_gflops = f.sm_count * double(tf32_flops_per_sm_clock(f.cc_major, f.cc_minor)) * f.clock_ghz;
     f.dram_peak_gbs = 2.0 * f.memory_clock_ghz * bus_bits / 8.0;
     return f;
 }

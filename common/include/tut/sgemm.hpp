@@ -32,6 +32,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <stdexcept>
 #include <vector>
 
 namespace tut::sgemm {
@@ -56,7 +57,18 @@ struct Variant {
     /// On an older GPU the driver and the checks skip it and say why.
     int min_compute_capability = 0;
     const char* needs = "";  ///< what the older GPUs lack, for that message (e.g. "TF32 tensor cores")
+    /// Threads per block and dynamic shared memory of `kernel`'s launch, for the occupancy
+    /// column (0 threads: occupancy not reported). Set them with launch_shape().
+    int block_threads = 0;
+    size_t dynamic_shared_bytes = 0;
 };
+
+/// `v` with its launch shape recorded, so the lesson's table can show the occupancy.
+inline Variant launch_shape(Variant v, int block_threads, size_t dynamic_shared_bytes = 0) {
+    v.block_threads = block_threads;
+    v.dynamic_shared_bytes = dynamic_shared_bytes;
+    return v;
+}
 
 /// A variant that runs one kernel of the lesson: `run` launches it, `kernel` is the
 /// kernel itself (its registers and shared memory appear in the lesson's table).
@@ -207,12 +219,32 @@ struct Problem {
     }
 };
 
-/// Registers and static shared memory of a variant's kernel, or {-1, -1} if unknown.
-inline std::pair<int, int> kernel_resources(const Variant& v) {
-    if (!v.kernel) return {-1, -1};
+/// What a variant's kernel uses of an SM; -1 where unknown (a library call, or no launch shape).
+struct KernelResources {
+    int registers = -1;          ///< per thread
+    long long shared_bytes = -1;  ///< per block, static plus dynamic
+    double occupancy = -1;       ///< resident warps per SM / the SM's maximum, from the occupancy calculator
+};
+
+inline KernelResources kernel_resources(const Variant& v) {
+    KernelResources r;
+    if (!v.kernel) return r;
     cudaFuncAttributes attr{};
     TUT_CUDA(cudaFuncGetAttributes(&attr, v.kernel));
-    return {attr.numRegs, static_cast<int>(attr.sharedSizeBytes)};
+    r.registers = attr.numRegs;
+    r.shared_bytes = static_cast<long long>(attr.sharedSizeBytes + v.dynamic_shared_bytes);
+    if (v.block_threads > 0) {
+        if (v.dynamic_shared_bytes > 0)  // the launcher sets this too; the calculator needs it first
+            TUT_CUDA(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(v.dynamic_shared_bytes)));
+        int blocks = 0, device = 0, max_threads = 0;
+        TUT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, v.kernel, v.block_threads,
+                                                               v.dynamic_shared_bytes));
+        TUT_CUDA(cudaGetDevice(&device));
+        TUT_CUDA(cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+        r.occupancy = double(blocks) * v.block_threads / max_threads;
+    }
+    return r;
 }
 
 /// What a lesson's main() may change in the driver; each field has a default.
@@ -224,7 +256,71 @@ struct MainOptions {
     /// When set, runs once the table is printed (lesson 08's accuracy study, lesson 02's
     /// copy bandwidth); its return value becomes the exit code when every check passed.
     std::function<int(const RunOptions& run, int n)> after;
+    /// When set, the lesson takes --sweep: after the table, this variant and cuBLAS are timed
+    /// and checked at each of sweep_sizes (tiles that fit and tiles that overhang, N % 4 != 0
+    /// too), one record per size, outside the track's progression.
+    std::string sweep_variant;
+    /// The yardstick of the "% library" column: false, cuBLAS in FP32 (pedantic: CUDA cores);
+    /// true, cuBLAS with TF32 tensor cores (the tensor-core lessons), and "% peak" is then
+    /// the TF32 tensor-core peak. The checks' reference stays FP32 either way.
+    bool tf32_library = false;
+    std::vector<int> sweep_sizes{1024, 2048, 3000, 4096, 4097, 5000, 6144, 8192};
 };
+
+/// The --sweep table: `v` against cuBLAS, both timed in this run, at each size.
+inline bool size_sweep(const LessonInfo& info, const RunOptions& run, const Variant& v, const std::vector<int>& sizes,
+                       const std::string& library_name, Cublas& library, Cublas& reference, const std::string& peak_name,
+                       double peak_gflops) {
+    std::printf("\n%s/%s: size sweep of '%s' against %s (median of %d runs)\n", info.track, info.lesson,
+                v.name.c_str(), library_name.c_str(), run.repeats);
+    Table table({"N", "time ms", "GFLOP/s", "library GFLOP/s", "% library", "% peak", "check"});
+    const TimingOptions timing{run.warmup, run.repeats, false};
+    bool all_ok = true;
+    for (int n : sizes) {
+        if (auto why = device_memory_shortfall(6 * size_t(n) * n * sizeof(float)); !why.empty()) {
+            std::printf("N = %d skipped: %s\n", n, why.c_str());
+            continue;
+        }
+        Problem p(n, static_cast<uint64_t>(run.seed) + n);
+        DeviceBuffer<float> dC(size_t(n) * n);
+        const double library_ms =
+            time_gpu([&] { library.sgemm(n, p.dA.get(), p.dB.get(), dC.get()); }, timing).median_ms;
+        std::string verdict = "skipped";
+        if (run.check()) {
+            p.prepare_reference(reference);
+            dC.poison();
+            v.run(n, p.dA.get(), p.dB.get(), dC.get());
+            TUT_CUDA(cudaDeviceSynchronize());
+            const Comparison c = p.check(v, dC);
+            verdict = c.ok() ? fmt("ok (%.1e)", c.rel_l2_error) : "FAILED";
+            if (!c.ok()) {
+                all_ok = false;
+                std::fprintf(stderr, "%s [%s] N=%d: %s\n", info.lesson, v.name.c_str(), n, c.describe().c_str());
+            }
+        }
+        const Timing t = time_gpu([&] { v.run(n, p.dA.get(), p.dB.get(), dC.get()); }, timing);
+        Record r;
+        r.track = info.track;
+        r.lesson = info.lesson;
+        r.variant = v.name;
+        r.size = std::to_string(n);
+        r.value = gflops(n, t.median_ms);
+        r.unit = "GFLOP/s";
+        r.time_ms = t.median_ms;
+        r.library = library_name;
+        r.library_value = gflops(n, library_ms);
+        r.peak = peak_name;
+        r.peak_value = peak_gflops;
+        r.checked = run.check() && verdict != "FAILED";
+        r.extra.add("progression", false).add("sweep", true).add("check", verdict);
+        table.add_row({std::to_string(n), fmt("%.3f", t.median_ms), fmt("%.0f", r.value),
+                       fmt("%.0f", r.library_value), percent(r.ratio_to_library()), percent(r.ratio_to_peak()),
+                       verdict});
+        append_record(info.lesson, run.json, r);
+    }
+    table.print();
+    return all_ok;
+}
 
 /// The main() of every SGEMM lesson: parse options, run the cuBLAS baseline and each
 /// variant, check it, time it, print the table and append JSON records. A variant that
@@ -239,6 +335,10 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
     cli.add_int("n", &n, supported_n.empty() ? "matrix size N" : "matrix size N, one of" + sizes_text, 1, kMaxN);
     RunOptions run;
     add_run_options(cli, run);
+    bool sweep = false;
+    if (!options.sweep_variant.empty())
+        cli.add_flag("sweep", &sweep, "after the table, time '" + options.sweep_variant +
+                                          "' against cuBLAS at N = 1024 .. 8192 (multiples of the tile and not)");
     cli.parse_or_exit(argc, argv);
     finish_run_options(run);
     if (!supported_n.empty() && std::find(supported_n.begin(), supported_n.end(), n) == supported_n.end()) {
@@ -258,26 +358,32 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
 
         Problem p(n, static_cast<uint64_t>(run.seed));
         DeviceBuffer<float> dC(count);
-        Cublas cublas;
+        Cublas cublas;  // FP32: the reference of the checks, and the yardstick unless tf32_library
+        Cublas library(options.tf32_library ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH);
+        const std::string library_name =
+            options.tf32_library ? "cublasSgemm TF32 (tensor cores)" : "cublasSgemm FP32 (pedantic)";
+        const std::string peak_name = options.tf32_library ? "TF32 tensor-core peak from clocks" : "FP32 peak from clocks";
+        const double peak_gflops = options.tf32_library ? dev.tf32_peak_gflops : dev.fp32_peak_gflops;
         const TimingOptions timing{run.warmup, run.repeats, false};
 
         double library_gflops = NAN;
         if (!run.profile) {
             NvtxRange range(std::string(info.track) + "/" + info.lesson + "/cublas");
-            Timing t = time_gpu([&] { cublas.sgemm(n, p.dA.get(), p.dB.get(), dC.get()); }, timing);
+            Timing t = time_gpu([&] { library.sgemm(n, p.dA.get(), p.dB.get(), dC.get()); }, timing);
             library_gflops = gflops(n, t.median_ms);
         }
         if (run.check()) p.prepare_reference(cublas);
 
         std::printf("\n%s/%s: %s  (N = %d, median of %d runs)\n", info.track, info.lesson, info.title, n, run.repeats);
-        Table table({"variant", "regs", "smem B", "time ms", "GFLOP/s", "% cuBLAS", "% peak", "speedup", "check"});
+        Table table({"variant", "regs", "smem B", "occ", "time ms", "GFLOP/s", "% cuBLAS", "% peak", "speedup",
+                     "check"});
         bool all_ok = true;
         double previous_ms = NAN;
         for (const Variant& v : variants) {
             if (!run.variant.empty() && v.name != run.variant) continue;
             if (!runs_on(v, dev.cc_major * 10 + dev.cc_minor)) {
                 const std::string why = why_skipped(v, dev.cc_major * 10 + dev.cc_minor);
-                table.add_row({v.name, "-", "-", "-", "-", "-", "-", "-", "skipped"});
+                table.add_row({v.name, "-", "-", "-", "-", "-", "-", "-", "-", "skipped"});
                 std::printf("%s [%s]: %s\n", info.lesson, v.name.c_str(), why.c_str());
                 continue;
             }
@@ -299,7 +405,7 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
                 NvtxRange range(range_name);
                 t = time_gpu([&] { v.run(n, p.dA.get(), p.dB.get(), dC.get()); }, timing);
             }
-            auto [regs, smem] = kernel_resources(v);
+            const KernelResources res = kernel_resources(v);
             Record r;
             r.track = info.track;
             r.lesson = info.lesson;
@@ -308,27 +414,44 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
             r.value = gflops(n, t.median_ms);
             r.unit = "GFLOP/s";
             r.time_ms = t.median_ms;
-            r.library = "cublasSgemm FP32 (pedantic)";
+            r.library = library_name;
             r.library_value = library_gflops;
-            r.peak = "FP32 peak from clocks";
-            r.peak_value = dev.fp32_peak_gflops;
+            r.peak = peak_name;
+            r.peak_value = peak_gflops;
             r.checked = run.check() && verdict != "FAILED";
-            r.extra.add("registers", regs).add("static_shared_bytes", smem).add("check", verdict);
+            r.extra.add("registers", res.registers).add("shared_bytes", static_cast<double>(res.shared_bytes));
+            if (res.occupancy >= 0) r.extra.add("occupancy", res.occupancy);
+            r.extra.add("check", verdict);
             // TF32 runs on the tensor cores: a different arithmetic, not a step of the FP32
             // progression the tour's speedups follow (and beyond the FP32 peak).
             if (v.input_roundoff > 0) r.extra.add("progression", false);
-            table.add_row({v.name, regs >= 0 ? std::to_string(regs) : "-", smem >= 0 ? std::to_string(smem) : "-",
-                           fmt("%.3f", t.median_ms), fmt("%.0f", r.value), percent(r.ratio_to_library()),
+            if (v.input_roundoff > 0 && options.tf32_library) r.extra.add("arithmetic", "TF32 tensor cores");
+            table.add_row({v.name, res.registers >= 0 ? std::to_string(res.registers) : "-",
+                           res.shared_bytes >= 0 ? std::to_string(res.shared_bytes) : "-",
+                           res.occupancy >= 0 ? percent(res.occupancy) : "-", fmt("%.3f", t.median_ms), fmt("%.0f", r.value), percent(r.ratio_to_library()),
                            percent(r.ratio_to_peak()),
                            std::isfinite(previous_ms) ? fmt("%.2fx", previous_ms / t.median_ms) : "-", verdict});
             previous_ms = t.median_ms;
             append_record(info.lesson, run.json, r);
         }
         if (std::isfinite(library_gflops))
-            table.add_row({"cuBLAS (reference)", "-", "-", fmt("%.3f", gflops(n, 1.0) / library_gflops * 1.0),
-                           fmt("%.0f", library_gflops), "100.0%", percent(library_gflops / dev.fp32_peak_gflops), "-",
-                           "-"});
+            table.add_row({options.tf32_library ? "cuBLAS TF32 (yardstick)" : "cuBLAS (reference)", "-", "-", "-",
+                           fmt("%.3f", gflops(n, 1.0) / library_gflops * 1.0), fmt("%.0f", library_gflops), "100.0%",
+                           percent(library_gflops / peak_gflops), "-", "-"});
         table.print();
+        if (sweep && !run.profile) {
+            const Variant* v = nullptr;
+            for (const Variant& candidate : variants)
+                if (candidate.name == options.sweep_variant) v = &candidate;
+            if (!v) throw std::logic_error("sweep variant '" + options.sweep_variant + "' is not in the lesson");
+            if (runs_on(*v, dev.cc_major * 10 + dev.cc_minor))
+                all_ok = size_sweep(info, run, *v, options.sweep_sizes, library_name, library, cublas, peak_name,
+                                    peak_gflops) &&
+                         all_ok;
+            else
+                std::printf("%s: size sweep skipped: %s\n", info.lesson,
+                            why_skipped(*v, dev.cc_major * 10 + dev.cc_minor).c_str());
+        }
         if (!all_ok) return 1;
         return options.after ? options.after(run, n) : 0;
     });

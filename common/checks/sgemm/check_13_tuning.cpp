@@ -1,0 +1,20 @@
+// Checks for sgemm/13_tuning: the sweep's tile shapes, swizzles and C paths; any N in 1..8192.
+#include "sgemm_checks.hpp"
+
+using namespace sgemm_checks;
+
+TEST_CASE("sgemm/13_tuning matches the CPU reference at tiny sizes and sizes that are not multiples of the tile",
+          "[exercise]") {
+    check_all_correct(kSmallSizes);
+    check_all_correct({4, 7, 127, 129, 255});  // N % 4 != 0: rows not 16-byte aligned; overhanging block tiles
+}
+
+TEST_CASE("sgemm/13_tuning matches cuBLAS at N = 1000, 4095, 4096, 4097 and 8192", "[exercise]") {
+    check_all_correct({1000});
+    check_all_correct(kTourSizes);
+    check_correct(variant_named("128x256x16 swizzle 8"), kLargestSize);
+}
+
+TEST_CASE("sgemm/13_tuning refuses N outside 1..8192", "[baseline]") {
+    check_all_refuse({0, -1, tut::sgemm::kMaxN + 1});
+}
