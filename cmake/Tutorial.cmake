@@ -10,7 +10,9 @@
 #              [SANITIZE_TOOLS <tools...>] which compute-sanitizer tools those runs use: memcheck
 #                                        (default), racecheck (kernels with shared memory),
 #                                        synccheck (barriers, cooperative kernels), initcheck
-#              [TIMEOUT <seconds>])      per check run (grader and CTest), default 300
+#              [TIMEOUT <seconds>]       per check run (grader and CTest), default 300
+#              [HOPPER_FEATURES])        compile for sm_90a as well (wgmma, TMA: Hopper-only
+#                                        instructions); the lesson skips on other GPUs
 #
 # For each tree (the exercises in TUT_LESSONS_DIR, the solutions in TUT_SOLUTIONS_DIR)
 # it builds, from <tree>/<track>/<lesson>/<source>:
@@ -52,8 +54,35 @@ function(tut_json_strings out)
   set(${out} "[${quoted}]" PARENT_SCOPE)
 endfunction()
 
+# Hopper's wgmma and TMA instructions exist only in the sm_90a target ("a": not forward
+# compatible). A target's architectures get 90a in place of 90 (90 -> 90a, 90-real ->
+# 90a-real, 90-virtual -> 90a-virtual), or 90a-real added when 90 is not among them;
+# "native", "all" and "all-major" become 90a-real (what they would build is unknown here).
+# The lesson's own code checks the GPU at run time and skips on anything but 9.0.
+function(tut_hopper_features target)
+  get_property(archs TARGET ${target} PROPERTY CUDA_ARCHITECTURES)
+  set(out "")
+  set(has_90 FALSE)
+  foreach(a IN LISTS archs)
+    if(a MATCHES "^(native|all|all-major)$")
+      set(out "90a-real")
+      set(has_90 TRUE)
+      break()
+    endif()
+    if(a MATCHES "^90(-real|-virtual)?$")
+      string(REGEX REPLACE "^90" "90a" a "${a}")
+      set(has_90 TRUE)
+    endif()
+    list(APPEND out ${a})
+  endforeach()
+  if(NOT has_90)
+    list(APPEND out 90a-real)
+  endif()
+  set_property(TARGET ${target} PROPERTY CUDA_ARCHITECTURES ${out})
+endfunction()
+
 function(tut_lesson track lesson source)
-  cmake_parse_arguments(PARSE_ARGV 3 L "" "TIMEOUT" "LIBS;SMOKE_ARGS;BAD_ARGS;TOUR_ARGS;SANITIZE_RUNS;SANITIZE_TOOLS")
+  cmake_parse_arguments(PARSE_ARGV 3 L "HOPPER_FEATURES" "TIMEOUT" "LIBS;SMOKE_ARGS;BAD_ARGS;TOUR_ARGS;SANITIZE_RUNS;SANITIZE_TOOLS")
   if(NOT L_TIMEOUT)
     set(L_TIMEOUT 300)
   endif()
@@ -94,6 +123,9 @@ function(tut_lesson track lesson source)
     target_link_libraries(${t}-obj PRIVATE tut_common ${L_LIBS})
     if(tree STREQUAL "solutions" AND TUT_SOLUTION_ARCHITECTURES)
       set_property(TARGET ${t}-obj PROPERTY CUDA_ARCHITECTURES ${TUT_SOLUTION_ARCHITECTURES})
+    endif()
+    if(L_HOPPER_FEATURES)
+      tut_hopper_features(${t}-obj)
     endif()
     add_executable(${t} ${TUT_LESSON_MAIN})
     target_link_libraries(${t} PRIVATE ${t}-obj tut_common ${L_LIBS})

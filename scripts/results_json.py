@@ -168,7 +168,8 @@ def best_per_lesson(lessons, unit):
     Records marked outside the progression (see in_progression) are passed over when the
     lesson has others. Records measured beside the library are preferred: a lesson's extra runs without a
     library baseline (the reduction track's block x grid sweep) do not displace its
-    headline. A lesson whose records all lack a value keeps its first record (shown as
+    headline, and neither do a lesson's size-sweep records (extra.sweep: the SGEMM lessons'
+    --sweep at other sizes than the lesson's own). A lesson whose records all lack a value keeps its first record (shown as
     n/a); a lesson with no record in `unit` gets None.
     """
     out = []
@@ -176,6 +177,8 @@ def best_per_lesson(lessons, unit):
         same_unit = [r for r in records if (r.get("unit") or "") == unit]
         steps = [r for r in same_unit if in_progression(r)]
         same_unit = steps or same_unit
+        headline = [r for r in same_unit if not (isinstance(r.get("extra"), dict) and r["extra"].get("sweep"))]
+        same_unit = headline or same_unit
         measured = [r for r in same_unit if number(r.get("value")) is not None]
         beside_library = [r for r in measured if ratio(r, "ratio_to_library", "library_value") is not None]
         measured = beside_library or measured

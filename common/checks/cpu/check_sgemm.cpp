@@ -62,6 +62,8 @@ TEST_CASE("sgemm: the driver's options default to the track's conventions", "[sg
     CHECK(options.supported_n.empty());
     CHECK_FALSE(options.after);
     CHECK(options.sweep_variant.empty());  // no --sweep unless a lesson names its variant
+    CHECK_FALSE(options.tf32_library);      // the yardstick is cuBLAS FP32 unless a lesson says TF32
+    CHECK(options.only_compute_capability == 0);  // any GPU
     REQUIRE(!options.sweep_sizes.empty());
     CHECK(options.sweep_sizes.front() == 1024);
     CHECK(options.sweep_sizes.back() == sg::kMaxN);

@@ -260,11 +260,16 @@ struct MainOptions {
     /// and checked at each of sweep_sizes (tiles that fit and tiles that overhang, N % 4 != 0
     /// too), one record per size, outside the track's progression.
     std::string sweep_variant;
+    std::vector<int> sweep_sizes{1024, 2048, 3000, 4096, 4097, 5000, 6144, 8192};
     /// The yardstick of the "% library" column: false, cuBLAS in FP32 (pedantic: CUDA cores);
     /// true, cuBLAS with TF32 tensor cores (the tensor-core lessons), and "% peak" is then
     /// the TF32 tensor-core peak. The checks' reference stays FP32 either way.
     bool tf32_library = false;
-    std::vector<int> sweep_sizes{1024, 2048, 3000, 4096, 4097, 5000, 6144, 8192};
+    /// When not 0, the only GPU the lesson runs on (major * 10 + minor): code built for an
+    /// "a" target such as sm_90a (wgmma, TMA) runs on that architecture alone. Elsewhere the
+    /// lesson checks its arguments, says what it needs and exits with the skip code.
+    int only_compute_capability = 0;
+    const char* only_because = "";  ///< what that GPU has, for the message (e.g. "wgmma and TMA")
 };
 
 /// The --sweep table: `v` against cuBLAS, both timed in this run, at each size.
@@ -348,6 +353,12 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
     }
     if (!variant_is_known(info.lesson, run.variant, variants)) return kUsageExitCode;
     require_gpu(info.lesson);
+    if (const int only = options.only_compute_capability; only != 0 && compute_capability() != only) {
+        const int cc = compute_capability();
+        std::fprintf(stderr, "%s: skipped: needs a compute capability %d.%d GPU (%s); this GPU is %d.%d\n",
+                     info.lesson, only / 10, only % 10, options.only_because, cc / 10, cc % 10);
+        return kSkipExitCode;
+    }
 
     return guarded_main(info.lesson, [&] {
         const DeviceFacts dev = device_facts();

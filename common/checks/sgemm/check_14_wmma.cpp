@@ -1,0 +1,25 @@
+// Checks for sgemm/14_wmma: TF32 tensor cores through WMMA (compute capability 8.0 or newer; skipped with a
+// warning before); any N in 1..8192, as accurate as cuBLAS TF32.
+#include "sgemm_checks.hpp"
+
+using namespace sgemm_checks;
+
+TEST_CASE("sgemm/14_wmma matches the CPU reference at tiny sizes and sizes that are not multiples of the tile",
+          "[exercise]") {
+    check_all_correct(kSmallSizes);
+    check_all_correct({4, 7, 127, 129, 255});  // N % 4 != 0: rows not 16-byte aligned; overhanging block tiles
+}
+
+TEST_CASE("sgemm/14_wmma matches cuBLAS at N = 1000, 4095, 4096, 4097 and 8192", "[exercise]") {
+    check_all_correct({1000});
+    check_all_correct(kTourSizes);
+    check_correct(variant_named("wmma 128x128x32"), kLargestSize);
+}
+
+TEST_CASE("sgemm/14_wmma is as accurate as cuBLAS TF32 (inputs rounded to TF32, not truncated)", "[exercise]") {
+    check_tf32_accuracy(variant_named("wmma 128x128x32"));
+}
+
+TEST_CASE("sgemm/14_wmma refuses N outside 1..8192", "[baseline]") {
+    check_all_refuse({0, -1, tut::sgemm::kMaxN + 1});
+}
