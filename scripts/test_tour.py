@@ -12,6 +12,21 @@ def rec(lesson, variant, value, track="sgemm"):
             "time_ms": 1.0, "ratio_to_library": value / 100.0, "ratio_to_peak": value / 200.0}
 
 
+class Resources(unittest.TestCase):
+    def test_kernels_with_an_occupancy_are_listed_and_sweeps_left_out(self):
+        shaped = dict(rec("13_tuning", "128x256x16", 40), extra={"registers": 247, "shared_bytes": 49664.0,
+                                                                   "occupancy": 0.125})
+        sweep = dict(rec("13_tuning", "128x256x16", 41), size="8192",
+                     extra={"registers": 247, "shared_bytes": 49664.0, "occupancy": 0.125, "sweep": True})
+        library = dict(rec("08_cublas", "fp32", 50), extra={"registers": -1, "shared_bytes": -1.0})
+        rows = tour.resources_table([library, shaped, sweep])
+        self.assertEqual(rows, [["13_tuning", "128x256x16", "4096", "247", "49,664", "12.5%"]])
+
+    def test_unknown_resources_show_a_dash(self):
+        r = dict(rec("09_x", "v", 1), extra={"registers": -1, "shared_bytes": -1.0, "occupancy": -1.0})
+        self.assertEqual(tour.resources_table([r])[0][3:], ["-", "-", "-"])
+
+
 class Progression(unittest.TestCase):
     def test_speedup_is_best_over_previous_best(self):
         rows = tour.progression_table("sgemm", [rec("01_naive", "a", 10), rec("02_x", "b", 20), rec("02_x", "c", 40)])

@@ -78,6 +78,23 @@ def progression_table(track, records):
     return rows
 
 
+def resources_table(records):
+    """Rows of what each kernel uses of an SM, for the records that report an occupancy (the
+    SGEMM lessons): lesson, variant, size, registers per thread, shared memory per block and
+    occupancy (resident warps / the SM's maximum). Size-sweep records repeat the kernel: left out."""
+    rows = []
+    for r in records:
+        extra = r.get("extra") if isinstance(r.get("extra"), dict) else {}
+        if "occupancy" not in extra or extra.get("sweep"):
+            continue
+        regs, smem, occ = extra.get("registers"), extra.get("shared_bytes"), extra.get("occupancy")
+        rows.append([r.get("lesson", ""), r.get("variant", ""), str(r.get("size", "")),
+                     "-" if regs is None or regs < 0 else str(int(regs)),
+                     "-" if smem is None or smem < 0 else f"{int(smem):,}",
+                     "-" if occ is None or occ < 0 else f"{100 * occ:.1f}%"])
+    return rows
+
+
 def print_table(title, header, rows):
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
     print(f"\n{title}")
@@ -104,6 +121,10 @@ def print_tour(results):
         libs = sorted({r.get("library", "") for r in recs if r.get("library")})
         print_table(f"[{t}] library: {', '.join(libs) or '-'}   (* = best variant of the lesson; speedup over the "
                     f"previous lesson's best)", header, progression_table(t, recs))
+        resources = resources_table(recs)
+        if resources:
+            print_table(f"[{t}] what each kernel uses of an SM (occupancy: resident warps / the SM's maximum)",
+                        ["lesson", "variant", "size", "registers", "shared B", "occupancy"], resources)
     print_jor_summary(records)
     if results.get("failures"):
         print("\nFAILED runs:")
