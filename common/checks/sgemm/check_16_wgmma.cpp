@@ -34,7 +34,7 @@ TEST_CASE("sgemm/16_wgmma matches cuBLAS at N = 1000, 4095, 4096, 4097 and 8192"
     check_correct(variant_named(kVariant), kLargestSize);
 }
 
-TEST_CASE("sgemm/16_wgmma is as accurate as cuBLAS TF32 (inputs rounded to TF32, not truncated)", "[exercise]") {
+TEST_CASE("sgemm/16_wgmma has at most twice the error of cuBLAS TF32", "[exercise]") {
     if (!hopper_here()) return;
     check_tf32_accuracy(variant_named(kVariant));
 }

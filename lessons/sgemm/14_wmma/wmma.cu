@@ -131,7 +131,7 @@ __global__ void __launch_bounds__(kThreads, 2) sgemm_wmma(int n, const float* __
         //     each piece's address 32-byte aligned: check that yours are.)
         //   - The tensor core reads 10 mantissa bits of each input and ignores the other 13: left
         //     as they are, the inputs are truncated. Round them to nearest instead (the checks
-        //     compare your error with cuBLAS TF32's). Where each element of a fragment sits in the
+        //     allow twice cuBLAS TF32's error; truncation gives about 1.6 times, rounding 1.0). Where each element of a fragment sits in the
         //     16 x 8 piece is not specified, but rounding an element does not need to know.
         //   - Registers: two blocks per SM leave 128 registers a thread, 64 of them accumulators.
         //     How many A and B fragments must be alive at once? And should the k steps be
