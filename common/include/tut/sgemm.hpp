@@ -31,6 +31,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <string>
 #include <stdexcept>
 #include <vector>
@@ -219,6 +220,22 @@ struct Problem {
     }
 };
 
+/// Lets `kernel` launch with `bytes` of dynamic shared memory: above 48 KB a kernel must ask
+/// (cudaFuncAttributeMaxDynamicSharedMemorySize). Asks once per kernel, and again only for
+/// more, so a launcher may call it before every launch. Lessons launch from one thread.
+inline void allow_dynamic_shared_memory(const void* kernel, size_t bytes) {
+    static std::map<const void*, size_t> granted;
+    size_t& already = granted[kernel];
+    if (bytes <= already) return;
+    TUT_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    already = bytes;
+}
+
+template <class Kernel>
+void allow_dynamic_shared_memory(Kernel* kernel, size_t bytes) {
+    allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), bytes);
+}
+
 /// What a variant's kernel uses of an SM; -1 where unknown (a library call, or no launch shape).
 struct KernelResources {
     int registers = -1;          ///< per thread
@@ -234,9 +251,7 @@ inline KernelResources kernel_resources(const Variant& v) {
     r.registers = attr.numRegs;
     r.shared_bytes = static_cast<long long>(attr.sharedSizeBytes + v.dynamic_shared_bytes);
     if (v.block_threads > 0) {
-        if (v.dynamic_shared_bytes > 0)  // the launcher sets this too; the calculator needs it first
-            TUT_CUDA(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(v.dynamic_shared_bytes)));
+        allow_dynamic_shared_memory(v.kernel, v.dynamic_shared_bytes);  // the calculator needs it too
         int blocks = 0, device = 0, max_threads = 0;
         TUT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, v.kernel, v.block_threads,
                                                                v.dynamic_shared_bytes));
@@ -272,12 +287,57 @@ struct MainOptions {
     const char* only_because = "";  ///< what that GPU has, for the message (e.g. "wgmma and TMA")
 };
 
-/// The --sweep table: `v` against cuBLAS, both timed in this run, at each size.
+/// What a lesson's times are measured against: cuBLAS in FP32 (pedantic) or with TF32
+/// tensor cores (MainOptions::tf32_library), and the matching peak from clocks.
+struct Yardstick {
+    Cublas library;
+    std::string name, peak_name;
+    double peak_gflops;
+    Yardstick(bool tf32, const DeviceFacts& dev)
+        : library(tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH),
+          name(tf32 ? "cublasSgemm TF32 (tensor cores)" : "cublasSgemm FP32 (pedantic)"),
+          peak_name(tf32 ? "TF32 tensor-core peak from clocks" : "FP32 peak from clocks"),
+          peak_gflops(tf32 ? dev.tf32_peak_gflops : dev.fp32_peak_gflops) {}
+};
+
+/// Runs `v` once on `p` (C poisoned first) and compares it with the reference: the verdict
+/// for the table, "ok (error)" or "FAILED"; a failure is described on stderr and clears `all_ok`.
+inline std::string check_run(const LessonInfo& info, const Variant& v, const Problem& p, DeviceBuffer<float>& dC,
+                             bool& all_ok) {
+    dC.poison();
+    v.run(p.n, p.dA.get(), p.dB.get(), dC.get());
+    TUT_CUDA(cudaDeviceSynchronize());
+    const Comparison c = p.check(v, dC);
+    if (c.ok()) return fmt("ok (%.1e)", c.rel_l2_error);
+    all_ok = false;
+    std::fprintf(stderr, "%s [%s] N=%d: %s\n", info.lesson, v.name.c_str(), p.n, c.describe().c_str());
+    return "FAILED";
+}
+
+/// The record of one timed variant at size n, beside the yardstick's rate in the same run.
+inline Record timed_record(const LessonInfo& info, const Variant& v, int n, double ms, const Yardstick& yardstick,
+                           double library_gflops, bool checked) {
+    Record r;
+    r.track = info.track;
+    r.lesson = info.lesson;
+    r.variant = v.name;
+    r.size = std::to_string(n);
+    r.value = gflops(n, ms);
+    r.unit = "GFLOP/s";
+    r.time_ms = ms;
+    r.library = yardstick.name;
+    r.library_value = library_gflops;
+    r.peak = yardstick.peak_name;
+    r.peak_value = yardstick.peak_gflops;
+    r.checked = checked;
+    return r;
+}
+
+/// The --sweep table: `v` against the yardstick, both timed in this run, at each size.
 inline bool size_sweep(const LessonInfo& info, const RunOptions& run, const Variant& v, const std::vector<int>& sizes,
-                       const std::string& library_name, Cublas& library, Cublas& reference, const std::string& peak_name,
-                       double peak_gflops) {
+                       Yardstick& yardstick, Cublas& reference) {
     std::printf("\n%s/%s: size sweep of '%s' against %s (median of %d runs)\n", info.track, info.lesson,
-                v.name.c_str(), library_name.c_str(), run.repeats);
+                v.name.c_str(), yardstick.name.c_str(), run.repeats);
     Table table({"N", "time ms", "GFLOP/s", "library GFLOP/s", "% library", "% peak", "check"});
     const TimingOptions timing{run.warmup, run.repeats, false};
     bool all_ok = true;
@@ -289,34 +349,15 @@ inline bool size_sweep(const LessonInfo& info, const RunOptions& run, const Vari
         Problem p(n, static_cast<uint64_t>(run.seed) + n);
         DeviceBuffer<float> dC(size_t(n) * n);
         const double library_ms =
-            time_gpu([&] { library.sgemm(n, p.dA.get(), p.dB.get(), dC.get()); }, timing).median_ms;
+            time_gpu([&] { yardstick.library.sgemm(n, p.dA.get(), p.dB.get(), dC.get()); }, timing).median_ms;
         std::string verdict = "skipped";
         if (run.check()) {
             p.prepare_reference(reference);
-            dC.poison();
-            v.run(n, p.dA.get(), p.dB.get(), dC.get());
-            TUT_CUDA(cudaDeviceSynchronize());
-            const Comparison c = p.check(v, dC);
-            verdict = c.ok() ? fmt("ok (%.1e)", c.rel_l2_error) : "FAILED";
-            if (!c.ok()) {
-                all_ok = false;
-                std::fprintf(stderr, "%s [%s] N=%d: %s\n", info.lesson, v.name.c_str(), n, c.describe().c_str());
-            }
+            verdict = check_run(info, v, p, dC, all_ok);
         }
         const Timing t = time_gpu([&] { v.run(n, p.dA.get(), p.dB.get(), dC.get()); }, timing);
-        Record r;
-        r.track = info.track;
-        r.lesson = info.lesson;
-        r.variant = v.name;
-        r.size = std::to_string(n);
-        r.value = gflops(n, t.median_ms);
-        r.unit = "GFLOP/s";
-        r.time_ms = t.median_ms;
-        r.library = library_name;
-        r.library_value = gflops(n, library_ms);
-        r.peak = peak_name;
-        r.peak_value = peak_gflops;
-        r.checked = run.check() && verdict != "FAILED";
+        Record r = timed_record(info, v, n, t.median_ms, yardstick, gflops(n, library_ms),
+                                run.check() && verdict != "FAILED");
         r.extra.add("progression", false).add("sweep", true).add("check", verdict);
         table.add_row({std::to_string(n), fmt("%.3f", t.median_ms), fmt("%.0f", r.value),
                        fmt("%.0f", r.library_value), percent(r.ratio_to_library()), percent(r.ratio_to_peak()),
@@ -369,18 +410,14 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
 
         Problem p(n, static_cast<uint64_t>(run.seed));
         DeviceBuffer<float> dC(count);
-        Cublas cublas;  // FP32: the reference of the checks, and the yardstick unless tf32_library
-        Cublas library(options.tf32_library ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH);
-        const std::string library_name =
-            options.tf32_library ? "cublasSgemm TF32 (tensor cores)" : "cublasSgemm FP32 (pedantic)";
-        const std::string peak_name = options.tf32_library ? "TF32 tensor-core peak from clocks" : "FP32 peak from clocks";
-        const double peak_gflops = options.tf32_library ? dev.tf32_peak_gflops : dev.fp32_peak_gflops;
+        Cublas cublas;  // FP32: the reference of the checks
+        Yardstick yardstick(options.tf32_library, dev);
         const TimingOptions timing{run.warmup, run.repeats, false};
 
         double library_gflops = NAN;
         if (!run.profile) {
             NvtxRange range(std::string(info.track) + "/" + info.lesson + "/cublas");
-            Timing t = time_gpu([&] { library.sgemm(n, p.dA.get(), p.dB.get(), dC.get()); }, timing);
+            Timing t = time_gpu([&] { yardstick.library.sgemm(n, p.dA.get(), p.dB.get(), dC.get()); }, timing);
             library_gflops = gflops(n, t.median_ms);
         }
         if (run.check()) p.prepare_reference(cublas);
@@ -399,37 +436,15 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
                 continue;
             }
             const std::string range_name = std::string(info.track) + "/" + info.lesson + "/" + v.name;
-            std::string verdict = "skipped";
-            if (run.check()) {
-                dC.poison();
-                v.run(n, p.dA.get(), p.dB.get(), dC.get());
-                TUT_CUDA(cudaDeviceSynchronize());
-                Comparison c = p.check(v, dC);
-                verdict = c.ok() ? fmt("ok (%.1e)", c.rel_l2_error) : "FAILED";
-                if (!c.ok()) {
-                    all_ok = false;
-                    std::fprintf(stderr, "%s [%s] N=%d: %s\n", info.lesson, v.name.c_str(), n, c.describe().c_str());
-                }
-            }
+            const std::string verdict = run.check() ? check_run(info, v, p, dC, all_ok) : "skipped";
             Timing t;
             {
                 NvtxRange range(range_name);
                 t = time_gpu([&] { v.run(n, p.dA.get(), p.dB.get(), dC.get()); }, timing);
             }
             const KernelResources res = kernel_resources(v);
-            Record r;
-            r.track = info.track;
-            r.lesson = info.lesson;
-            r.variant = v.name;
-            r.size = std::to_string(n);
-            r.value = gflops(n, t.median_ms);
-            r.unit = "GFLOP/s";
-            r.time_ms = t.median_ms;
-            r.library = library_name;
-            r.library_value = library_gflops;
-            r.peak = peak_name;
-            r.peak_value = peak_gflops;
-            r.checked = run.check() && verdict != "FAILED";
+            Record r = timed_record(info, v, n, t.median_ms, yardstick, library_gflops,
+                                    run.check() && verdict != "FAILED");
             r.extra.add("registers", res.registers).add("shared_bytes", static_cast<double>(res.shared_bytes));
             if (res.occupancy >= 0) r.extra.add("occupancy", res.occupancy);
             r.extra.add("check", verdict);
@@ -439,8 +454,8 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
             if (v.input_roundoff > 0 && options.tf32_library) r.extra.add("arithmetic", "TF32 tensor cores");
             table.add_row({v.name, res.registers >= 0 ? std::to_string(res.registers) : "-",
                            res.shared_bytes >= 0 ? std::to_string(res.shared_bytes) : "-",
-                           res.occupancy >= 0 ? percent(res.occupancy) : "-", fmt("%.3f", t.median_ms), fmt("%.0f", r.value), percent(r.ratio_to_library()),
-                           percent(r.ratio_to_peak()),
+                           res.occupancy >= 0 ? percent(res.occupancy) : "-", fmt("%.3f", t.median_ms),
+                           fmt("%.0f", r.value), percent(r.ratio_to_library()), percent(r.ratio_to_peak()),
                            std::isfinite(previous_ms) ? fmt("%.2fx", previous_ms / t.median_ms) : "-", verdict});
             previous_ms = t.median_ms;
             append_record(info.lesson, run.json, r);
@@ -448,7 +463,7 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
         if (std::isfinite(library_gflops))
             table.add_row({options.tf32_library ? "cuBLAS TF32 (yardstick)" : "cuBLAS (reference)", "-", "-", "-",
                            fmt("%.3f", gflops(n, 1.0) / library_gflops * 1.0), fmt("%.0f", library_gflops), "100.0%",
-                           percent(library_gflops / peak_gflops), "-", "-"});
+                           percent(library_gflops / yardstick.peak_gflops), "-", "-"});
         table.print();
         if (sweep && !run.profile) {
             const Variant* v = nullptr;
@@ -456,9 +471,7 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
                 if (candidate.name == options.sweep_variant) v = &candidate;
             if (!v) throw std::logic_error("sweep variant '" + options.sweep_variant + "' is not in the lesson");
             if (runs_on(*v, dev.cc_major * 10 + dev.cc_minor))
-                all_ok = size_sweep(info, run, *v, options.sweep_sizes, library_name, library, cublas, peak_name,
-                                    peak_gflops) &&
-                         all_ok;
+                all_ok = size_sweep(info, run, *v, options.sweep_sizes, yardstick, cublas) && all_ok;
             else
                 std::printf("%s: size sweep skipped: %s\n", info.lesson,
                             why_skipped(*v, dev.cc_major * 10 + dev.cc_minor).c_str());

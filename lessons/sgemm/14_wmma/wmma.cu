@@ -38,17 +38,6 @@ constexpr int kAStage = kBM * kLDA, kBStage = kBK * kLDB;                    // 
 constexpr size_t kSmemBytes = 2 * size_t(kAStage + kBStage) * sizeof(float);  // 70,656 bytes
 static_assert(size_t(8) * kWM * kWN * sizeof(float) <= kSmemBytes, "the edge epilogue's staging must fit");
 
-// Lesson 13's block swizzle: bands of `group_rows` block rows, handed out column by column,
-// so the blocks that run together share panels of A and B in L2.
-__device__ int2 swizzled_block(int group_rows) {
-    const int id = blockIdx.y * gridDim.x + blockIdx.x;
-    const int group = id / (group_rows * gridDim.x);
-    const int first_row = group * group_rows;
-    const int rows = min(group_rows, gridDim.y - first_row);
-    const int in_group = id % (group_rows * gridDim.x);
-    return make_int2(in_group / rows, first_row + in_group % rows);
-}
-
 // Two blocks per SM (at most 128 registers a thread): while one waits at its barrier, the
 // other feeds the tensor cores. kAligned: N % 4 == 0, so rows start on 16-byte boundaries.
 template <bool kAligned>
@@ -59,7 +48,7 @@ __global__ void __launch_bounds__(kThreads, 2) sgemm_wmma(int n, const float* __
     extern __shared__ __align__(128) float smem[];  // [2][kBM][kLDA] of A, then [2][kBK][kLDB] of B
     const int tid = threadIdx.x, warp = tid / 32;
     const int warp_m = warp / kWarpsN, warp_n = warp % kWarpsN;
-    const int2 block = swizzled_block(8);
+    const int2 block = tut::sgemm::swizzled_block(8);
     const int row0 = block.y * kBM, col0 = block.x * kBN;
     const int tiles = (n + kBK - 1) / kBK;
 
@@ -164,19 +153,12 @@ __global__ void __launch_bounds__(kThreads, 2) sgemm_wmma(int n, const float* __
         const int r = r_w + e / kWN, c = c_w + e % kWN;
         if (r < n && c < n) C[size_t(r) * n + c] = staging[e];
     }
-#else  // no TF32 tensor cores before sm_80: the driver and the checks skip the variant there
-    (void)swizzled_block;
-#endif
+#endif  // no TF32 tensor cores before sm_80: the driver and the checks skip the variant there
 }
 
 template <bool kAligned>
 void launch_wmma(int n, const float* A, const float* B, float* C) {
-    static const bool opted_in = [] {  // above 48 KB a kernel must ask for its shared memory
-        TUT_CUDA(cudaFuncSetAttribute(sgemm_wmma<kAligned>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      int(kSmemBytes)));
-        return true;
-    }();
-    (void)opted_in;
+    tut::sgemm::allow_dynamic_shared_memory(sgemm_wmma<kAligned>, kSmemBytes);  // above 48 KB a kernel must ask
     const dim3 grid((n + kBN - 1) / kBN, (n + kBM - 1) / kBM);
     sgemm_wmma<kAligned><<<grid, kThreads, kSmemBytes>>>(n, A, B, C);
     TUT_LAUNCH("sgemm_wmma");

@@ -370,11 +370,7 @@ void run_wgmma(int n, const float* A, const float* B, float* C) {
     static const int cc = tut::compute_capability();
     if (cc != 90)
         throw tut::Unsupported("the wgmma kernel is sm_90a code: it needs a compute capability 9.0 GPU (H100, H200)");
-    static const bool opted_in = [] {  // 193 KiB of shared memory: far above the 48 KiB without asking
-        TUT_CUDA(cudaFuncSetAttribute(sgemm_wgmma, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-        return true;
-    }();
-    (void)opted_in;
+    tut::sgemm::allow_dynamic_shared_memory(sgemm_wgmma, kSmemBytes);  // 193 KiB: far above the 48 KiB without asking
 
     static Scratch scratch;  // freed at exit with the program
     const int ld = (n + 3) / 4 * 4;  // row pitch: a multiple of 16 bytes

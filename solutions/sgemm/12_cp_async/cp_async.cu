@@ -191,11 +191,7 @@ template <int kStages>
 void run_cp_async(int n, const float* A, const float* B, float* C) {
     tut::sgemm::require_size(n);
     constexpr size_t smem = cp_async_smem_bytes<kStages>();
-    static const bool opted_in = [] {  // above 48 KB a kernel must ask for its shared memory
-        TUT_CUDA(cudaFuncSetAttribute(sgemm_cp_async<kStages>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-        return true;
-    }();
-    (void)opted_in;
+    tut::sgemm::allow_dynamic_shared_memory(sgemm_cp_async<kStages>, smem);  // above 48 KB a kernel must ask
     const dim3 grid((n + kBN - 1) / kBN, (n + kBM - 1) / kBM);
     sgemm_cp_async<kStages><<<grid, kThreads, smem>>>(n, A, B, C);
     TUT_LAUNCH("sgemm_cp_async");

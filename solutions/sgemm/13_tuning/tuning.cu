@@ -180,12 +180,7 @@ __global__ void __launch_bounds__(kThreads, K::kMinBlocks) sgemm_tuned(int n, co
 template <class K>
 void run_tuned(int n, const float* A, const float* B, float* C) {
     tut::sgemm::require_size(n);
-    static const bool opted_in = [] {  // above 48 KB a kernel must ask for its shared memory
-        TUT_CUDA(cudaFuncSetAttribute(sgemm_tuned<K>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      int(K::kSmemBytes)));
-        return true;
-    }();
-    (void)opted_in;
+    tut::sgemm::allow_dynamic_shared_memory(sgemm_tuned<K>, K::kSmemBytes);  // above 48 KB a kernel must ask
     const dim3 grid((n + K::kBN - 1) / K::kBN, (n + K::kBM - 1) / K::kBM);
     sgemm_tuned<K><<<grid, kThreads, K::kSmemBytes>>>(n, A, B, C);
     TUT_LAUNCH("sgemm_tuned");

@@ -82,16 +82,6 @@ __device__ __forceinline__ void cp_async_16_inside(uint32_t dst, const float* sr
 #endif
 }
 
-// Lesson 13's block swizzle: bands of 8 block rows, handed out column by column.
-__device__ int2 swizzled_block(int group_rows) {
-    const int id = blockIdx.y * gridDim.x + blockIdx.x;
-    const int group = id / (group_rows * gridDim.x);
-    const int first_row = group * group_rows;
-    const int rows = min(group_rows, gridDim.y - first_row);
-    const int in_group = id % (group_rows * gridDim.x);
-    return make_int2(in_group / rows, first_row + in_group % rows);
-}
-
 // ---- shared memory layout (one stage) ----
 // A: [128 rows][32 k], a row is 8 chunks of 16 bytes; chunk c of row r is stored at c ^ (r % 8).
 //   An ldmatrix matrix is one chunk of 8 consecutive rows: 8 different chunk slots, 32 banks.
@@ -284,7 +274,7 @@ __device__ __forceinline__ void mma_block(int n, const float* __restrict__ A, co
 template <int kStages, bool kAligned>
 __global__ void __launch_bounds__(kThreads, 1) sgemm_mma(int n, const float* __restrict__ A,
                                                          const float* __restrict__ B, float* __restrict__ C) {
-    const int2 block = swizzled_block(8);
+    const int2 block = tut::sgemm::swizzled_block(8);
     const int row0 = block.y * kBM, col0 = block.x * kBN;
     if (kAligned && n % kBK == 0 && row0 + kBM <= n && col0 + kBN <= n)  // the same for the whole block
         mma_block<kStages, kAligned, false>(n, A, B, C, row0, col0);
@@ -311,12 +301,8 @@ void run_mma(int n, const float* A, const float* B, float* C) {
         throw tut::Unsupported(std::to_string(kStages) + " stages need " + std::to_string(smem / 1024) +
                                " KB of shared memory per block; this GPU offers " +
                                std::to_string(shared_memory_per_block() / 1024));
-    static const bool opted_in = [] {  // above 48 KB a kernel must ask for its shared memory
-        TUT_CUDA(cudaFuncSetAttribute(sgemm_mma<kStages, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-        TUT_CUDA(cudaFuncSetAttribute(sgemm_mma<kStages, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-        return true;
-    }();
-    (void)opted_in;
+    tut::sgemm::allow_dynamic_shared_memory(sgemm_mma<kStages, true>, smem);  // above 48 KB a kernel must ask
+    tut::sgemm::allow_dynamic_shared_memory(sgemm_mma<kStages, false>, smem);
     const dim3 grid((n + kBN - 1) / kBN, (n + kBM - 1) / kBM);
     if (n % 4 == 0)
         sgemm_mma<kStages, true><<<grid, kThreads, smem>>>(n, A, B, C);
