@@ -143,9 +143,12 @@ function(tut_lesson track lesson source)
         add_test(NAME ${tree}/${track}/${lesson}/check COMMAND check-${t})
         set_tests_properties(${tree}/${track}/${lesson}/check PROPERTIES
                              SKIP_RETURN_CODE 77 TIMEOUT ${L_TIMEOUT} RESOURCE_LOCK gpu LABELS "gpu;${track}")
+        # The smoke run is small and asserts no timing, so it may share the GPU with a
+        # check (ctest -j); the checks, which allocate up to the largest size a lesson
+        # claims, take the GPU one at a time.
         add_test(NAME ${tree}/${track}/${lesson}/run COMMAND ${t} ${L_SMOKE_ARGS})
         set_tests_properties(${tree}/${track}/${lesson}/run PROPERTIES
-                             SKIP_RETURN_CODE 77 TIMEOUT ${L_TIMEOUT} RESOURCE_LOCK gpu LABELS "gpu;${track}")
+                             SKIP_RETURN_CODE 77 TIMEOUT ${L_TIMEOUT} LABELS "gpu;${track}")
         add_test(NAME ${tree}/${track}/${lesson}/bad-input
                  COMMAND Python3::Interpreter ${CMAKE_SOURCE_DIR}/scripts/expect_usage_error.py $<TARGET_FILE:${t}>
                          ${TUT_COMMON_BAD_ARGS} ${L_BAD_ARGS})

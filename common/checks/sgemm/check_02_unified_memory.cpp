@@ -30,7 +30,7 @@ std::vector<HostVariant> pipelines(bool with_prefetch) {
 
 // Runs a pipeline on host matrices; the host output starts as NaN so unwritten elements fail.
 void check_pipeline(const HostVariant& v, int n) {
-    tut::sgemm::Problem& p = problem(n);
+    tut::sgemm::Problem& p = host_problem(n);
     std::vector<float> c(size_t(n) * n, std::numeric_limits<float>::quiet_NaN());
     INFO("pipeline '" << v.name << "', N = " << n << ", reference: "
                       << (p.reference_is_fp32 ? "cuBLAS FP32" : "CPU double"));

@@ -21,7 +21,7 @@ TEST_CASE("sgemm/08_cublas matches cuBLAS FP32 at N = 1000, 4099 and 8192", "[ex
 // they catch a wrong product (error ~1) and a "TF32" run that is not on tensor cores.
 TEST_CASE("sgemm/08_cublas: TF32 costs accuracy, FP32 does not", "[exercise]") {
     const int n = 512;
-    tut::sgemm::Problem& p = problem(n);  // n <= kCpuReferenceMaxN: CPU reference in double
+    const CheckProblem& p = problem(n);  // n <= kCpuReferenceMaxN: CPU reference in double
     REQUIRE(!p.reference_is_fp32);
     INFO(tut_checks::exercise_hint());
     const double fp32_error = relative_error(variant_named("fp32"), p);

@@ -4,6 +4,9 @@
 /// Small sizes are compared with a double-precision CPU reference, large ones with
 /// cuBLAS FP32; the tolerance is tut::sgemm::tolerance() (see its comment).
 /// The output is poisoned (NaN) before every run, so unwritten elements fail.
+/// Above the CPU reference's sizes the inputs are generated, multiplied and compared on
+/// the GPU (device_compare.hpp): the same values and the same rule, without moving
+/// 256 MB matrices through host memory for every variant.
 ///
 /// Sizes: every variant at the tiny and odd sizes of kSmallSizes and at kLargeSizes (one
 /// that fits in L2, one whose matrices do not); one variant per lesson, named by the
@@ -12,6 +15,7 @@
 #pragma once
 
 #include "catch.hpp"
+#include "device_compare.hpp"
 #include "lesson_hint.hpp"
 #include "tut/sgemm.hpp"
 
@@ -41,14 +45,71 @@ inline tut::sgemm::Cublas& cublas() {
     return handle;
 }
 
-/// One problem per size, shared by all variants of the lesson (inputs and reference are costly at 8192).
-inline tut::sgemm::Problem& problem(int n) {
+/// The seed of size n's inputs (A from it, B from it + 1, as tut::sgemm::Problem does).
+inline uint64_t seed_for(int n) { return 1000 + uint64_t(n); }
+
+/// One host problem per size (inputs and reference on the host as well): for checks of
+/// pipelines that start from host memory.
+inline tut::sgemm::Problem& host_problem(int n) {
     static std::map<int, std::unique_ptr<tut::sgemm::Problem>> cache;
     auto& p = cache[n];
     if (!p) {
-        p = std::make_unique<tut::sgemm::Problem>(n, 1000 + n);
+        p = std::make_unique<tut::sgemm::Problem>(n, seed_for(n));
         p->prepare_reference(cublas());
     }
+    return *p;
+}
+
+/// Inputs of size n on the GPU and a way to judge a C computed from them. Up to
+/// tut::sgemm::Problem::kCpuReferenceMaxN the host problem (CPU reference in double);
+/// above it A and B are generated on the GPU (the same values), the reference and the
+/// error scale |A||B| come from cuBLAS FP32, and the comparison runs on the GPU.
+class CheckProblem {
+  public:
+    explicit CheckProblem(int n_) : n(n_) {
+        if (n <= tut::sgemm::Problem::kCpuReferenceMaxN) {
+            host_ = &host_problem(n);
+            return;
+        }
+        reference_is_fp32 = true;
+        const size_t count = size_t(n) * n;
+        a_ = tut::DeviceBuffer<float>(count);
+        b_ = tut::DeviceBuffer<float>(count);
+        c_ref_ = tut::DeviceBuffer<float>(count);
+        scale_ = tut::DeviceBuffer<float>(count);
+        tut_checks::fill_uniform_on_device(a_.get(), count, seed_for(n));
+        tut_checks::fill_uniform_on_device(b_.get(), count, seed_for(n) + 1);
+        cublas().sgemm(n, a_.get(), b_.get(), c_ref_.get());
+        tut::DeviceBuffer<float> abs_a(count), abs_b(count);
+        tut_checks::abs_on_device(a_.get(), abs_a.get(), count);
+        tut_checks::abs_on_device(b_.get(), abs_b.get(), count);
+        cublas().sgemm(n, abs_a.get(), abs_b.get(), scale_.get());
+        TUT_CUDA(cudaDeviceSynchronize());
+    }
+
+    const int n;
+    bool reference_is_fp32 = false;  ///< true when the reference is cuBLAS FP32 rather than the CPU in double
+
+    const float* dA() const { return host_ ? host_->dA.get() : a_.get(); }
+    const float* dB() const { return host_ ? host_->dB.get() : b_.get(); }
+
+    /// Compares a device result with the reference, with `v`'s tolerance.
+    tut::Comparison check(const Variant& v, const tut::DeviceBuffer<float>& dC) const {
+        if (host_) return host_->check(v, dC);
+        return tut_checks::compare_on_device(dC.get(), c_ref_.get(), dC.size(),
+                                             tut::sgemm::tolerance(n, v, reference_is_fp32), scale_.get());
+    }
+
+  private:
+    tut::sgemm::Problem* host_ = nullptr;
+    tut::DeviceBuffer<float> a_, b_, c_ref_, scale_;
+};
+
+/// One problem per size, shared by all variants of the lesson.
+inline CheckProblem& problem(int n) {
+    static std::map<int, std::unique_ptr<CheckProblem>> cache;
+    auto& p = cache[n];
+    if (!p) p = std::make_unique<CheckProblem>(n);
     return *p;
 }
 
@@ -64,13 +125,13 @@ inline bool runs_here(const Variant& v) {
 /// A variant this GPU cannot run is skipped with a warning.
 inline void check_correct(const Variant& v, int n) {
     if (!runs_here(v)) return;
-    tut::sgemm::Problem& p = problem(n);
+    const CheckProblem& p = problem(n);
     tut::DeviceBuffer<float> dC(size_t(n) * n);
     dC.poison();
     INFO("variant '" << v.name << "', N = " << n << ", reference: "
                      << (p.reference_is_fp32 ? "cuBLAS FP32" : "CPU double"));
     INFO(tut_checks::exercise_hint());
-    REQUIRE_NOTHROW(v.run(n, p.dA.get(), p.dB.get(), dC.get()));
+    REQUIRE_NOTHROW(v.run(n, p.dA(), p.dB(), dC.get()));
     REQUIRE_NOTHROW(TUT_CUDA(cudaDeviceSynchronize()));
     const tut::Comparison c = p.check(v, dC);
     INFO(c.describe());
@@ -101,10 +162,10 @@ inline void check_all_correct(const std::vector<int>& sizes) {
 
 /// Relative L2 error of `v` at the problem's size against its reference, after requiring
 /// every element within tolerance.
-inline double relative_error(const Variant& v, tut::sgemm::Problem& p) {
+inline double relative_error(const Variant& v, const CheckProblem& p) {
     tut::DeviceBuffer<float> dC(size_t(p.n) * p.n);
     dC.poison();
-    REQUIRE_NOTHROW(v.run(p.n, p.dA.get(), p.dB.get(), dC.get()));
+    REQUIRE_NOTHROW(v.run(p.n, p.dA(), p.dB(), dC.get()));
     REQUIRE_NOTHROW(TUT_CUDA(cudaDeviceSynchronize()));
     const tut::Comparison c = p.check(v, dC);
     INFO("variant '" << v.name << "': " << c.describe());
@@ -120,14 +181,14 @@ inline double relative_error(const Variant& v, tut::sgemm::Problem& p) {
 inline void check_tf32_accuracy(const Variant& v) {
     if (!runs_here(v)) return;
     const int n = 512;
-    tut::sgemm::Problem& p = problem(n);
+    const CheckProblem& p = problem(n);
     REQUIRE(!p.reference_is_fp32);
     tut::sgemm::Cublas tf32_library(CUBLAS_TF32_TENSOR_OP_MATH);
     Variant library = tut::sgemm::library_variant("cuBLAS TF32", nullptr);
     library.input_roundoff = std::ldexp(1.0, -11);
     tut::DeviceBuffer<float> dC(size_t(n) * n);
     dC.poison();
-    tf32_library.sgemm(n, p.dA.get(), p.dB.get(), dC.get());
+    tf32_library.sgemm(n, p.dA(), p.dB(), dC.get());
     TUT_CUDA(cudaDeviceSynchronize());
     const tut::Comparison lib = p.check(library, dC);
     INFO(tut_checks::exercise_hint());
