@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
                 .add("true_relative_residual", check.true_residual)
                 .add("check", check.verdict);
             tut::append_json_line(json, rec.json());
-            tut::cg::append_shared(po.share, "eigen", key, ms, iterations);
+            tut::append_shared_time(po.share, "eigen", key, ms, iterations);
         }
         table.print();
         return 0;

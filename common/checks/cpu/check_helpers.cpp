@@ -5,6 +5,7 @@
 #include "tut/device_facts.hpp"
 #include "tut/random.hpp"
 #include "tut/report.hpp"
+#include "tut/shared_times.hpp"
 #include "tut/sgemm.hpp"
 #include "tut/timer.hpp"
 
@@ -160,3 +161,27 @@ TEST_CASE("sgemm: the CPU reference and the tolerance", "[sgemm]") {
     CHECK_THROWS_AS(tut::sgemm::require_size(tut::sgemm::kMaxN + 1), tut::Unsupported);
     CHECK_THROWS_AS(tut::sgemm::require_size(65, 32), tut::Unsupported);
 }
+
+TEST_CASE("shared times file: later lines win, who and key must match whole", "[helpers]") {
+    const std::string path = "shared_times_test.tsv";
+    std::remove(path.c_str());
+    REQUIRE(std::isnan(tut::read_shared_time(path, "eigen", "k").ms));
+    tut::append_shared_time(path, "eigen", "k", 120.5, 455);
+    tut::append_shared_time(path, "01_sample", "k", 60.0, 800);
+    tut::append_shared_time(path, "eigen", "k", 100.25, 456);
+    tut::append_shared_time(path, "eigen", "other", 1.0, 1);
+    tut::append_shared_time(path, "cpu/simd", "8192 float", 31.5, 8);
+    tut::append_shared_time(path, "cpu/simd", "8192 floatx", 99.0, 9.5);
+    const tut::SharedTime e = tut::read_shared_time(path, "eigen", "k");
+    REQUIRE(e.ms == Approx(100.25));
+    REQUIRE(e.iterations == 456);
+    REQUIRE(tut::read_shared_time(path, "01_sample", "k").iterations == 800);
+    REQUIRE(std::isnan(tut::read_shared_time(path, "01_sample", "other").ms));
+    REQUIRE(std::isnan(tut::read_shared_time(path, "eig", "k").ms));
+    REQUIRE(tut::read_shared_time(path, "cpu/simd", "8192 float").ms == Approx(31.5));
+    REQUIRE(tut::read_shared_time(path, "cpu/simd", "8192 floatx").iterations == Approx(9.5));
+    REQUIRE(std::isnan(tut::read_shared_time(path, "cpu/simd", "8192").ms));
+    REQUIRE(std::isnan(tut::read_shared_time("", "eigen", "k").ms));
+    std::remove(path.c_str());
+}
+

@@ -29,6 +29,7 @@
 #include "lesson.hpp"
 #include "nvtx.hpp"
 #include "report.hpp"
+#include "shared_times.hpp"
 #include "timer.hpp"
 
 #include <chrono>
@@ -299,41 +300,12 @@ inline SolveCheck check_solution(const Csr& A, const std::vector<float>& b, cons
 // The results other runs left: Eigen's time and lesson 1's, for the speedup columns
 // ---------------------------------------------------------------------------------------
 
-/// One line per result, tab-separated: who, problem key, total ms, iterations.
-/// The tour passes the same `--share FILE` to every CG program: 00_launch_queue starts
-/// the file, 00_eigen_baseline adds Eigen's time, each lesson adds its own, and later
-/// lessons read Eigen's and lesson 1's from it. Later lines win.
-struct SharedResult {
-    double ms = NAN;
-    int iterations = 0;
-};
-
-inline SharedResult read_shared(const std::string& path, const std::string& who, const std::string& key) {
-    SharedResult r;
-    if (path.empty()) return r;
-    std::ifstream f(path);
-    std::string line;
-    while (std::getline(f, line)) {
-        std::vector<std::string> cols;
-        std::stringstream ss(line);
-        std::string c;
-        while (std::getline(ss, c, '\t')) cols.push_back(c);
-        if (cols.size() == 4 && cols[0] == who && cols[1] == key) {
-            r.ms = std::atof(cols[2].c_str());
-            r.iterations = std::atoi(cols[3].c_str());
-        }
-    }
-    return r;
-}
-
-inline void append_shared(const std::string& path, const std::string& who, const std::string& key, double ms,
-                          int iterations) {
-    if (path.empty()) return;
-    std::FILE* f = std::fopen(path.c_str(), "a");
-    if (!f) return;
-    std::fprintf(f, "%s\t%s\t%.6f\t%d\n", who.c_str(), key.c_str(), ms, iterations);
-    std::fclose(f);
-}
+/// The tour passes the same `--share FILE` to every CG program (tut/shared_times.hpp):
+/// 00_launch_queue starts the file, 00_eigen_baseline adds Eigen's time, each lesson adds
+/// its own, and later lessons read Eigen's and lesson 1's from it.
+using tut::append_shared_time;
+using tut::read_shared_time;
+using tut::SharedTime;
 
 /// Identifies a problem across programs: matrix, tolerance and right-hand-side seed.
 inline std::string problem_key(const Csr& A, double tol, long long seed) {
@@ -476,8 +448,8 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
                 throw Unsupported(A.label + " " + why);
             DeviceMatrix dA(A);
             DeviceBuffer<float> db(b), dx(size_t(A.rows));
-            const SharedResult eigen = read_shared(po.share, "eigen", key);
-            const SharedResult lesson1 = read_shared(po.share, "01_sample", key);
+            const SharedTime eigen = read_shared_time(po.share, "eigen", key);
+            const SharedTime lesson1 = read_shared_time(po.share, "01_sample", key);
 
             std::printf("\n%s/%s: %s\n", info.track, info.lesson, info.title);
             std::printf("Problem: %s, b = A x* (x* uniform in [0,1)), tol %.0e, float\n", size_text(A).c_str(),
@@ -491,7 +463,7 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
                             pre ? "Jacobi PCG" : "CG", bytes / 1e6, d2d_gbs, bytes / d2d_gbs * 1e-3);
             }
             if (std::isfinite(eigen.ms))
-                std::printf("Eigen (same host, from --share): %.2f ms, %d iterations\n", eigen.ms, eigen.iterations);
+                std::printf("Eigen (same host, from --share): %.2f ms, %.0f iterations\n", eigen.ms, eigen.iterations);
 
             int warmup = run.warmup, repeats = run.repeats;
             scale_repeats(A, warmup, repeats);
@@ -590,8 +562,8 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
                 append_record(info.lesson, run.json, rec);
                 // Lesson 1 records itself for the later lessons' "x L1" column; variants of
                 // other lessons record under lesson/variant.
-                append_shared(po.share, is_l1 ? "01_sample" : std::string(info.lesson) + "/" + v.name, key, total_ms,
-                              result.iterations);
+                append_shared_time(po.share, is_l1 ? "01_sample" : std::string(info.lesson) + "/" + v.name, key,
+                                   total_ms, result.iterations);
             }
         }
         std::printf("\n");

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "cg.hpp"
+#include "cooperative.hpp"
 #include "gpu.hpp"
 
 #include <cooperative_groups.h>
@@ -101,23 +102,10 @@ __device__ inline void finish(State* st, int it, int status, int converged_at, d
 using tut::refuse_without_cooperative_launch;
 using tut::require_cooperative_launch;
 
-/// Blocks of `threads` threads (and `shared_bytes` of dynamic shared memory) of `kernel`
-/// that can be resident on one SM at once, from the occupancy calculator. A cooperative
-/// grid may not be larger than this times the SMs. Throws Unsupported for 0.
-inline int resident_blocks_per_sm(void (*kernel)(Args), int threads, int shared_bytes) {
-    int fit = 0;
-    TUT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, threads, shared_bytes));
-    if (fit < 1) throw tut::Unsupported("the persistent kernel does not fit on an SM");
-    return fit;
-}
-
-/// The GPU's SMs.
-inline int sm_count() {
-    int device = 0, sms = 0;
-    TUT_CUDA(cudaGetDevice(&device));
-    TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    return sms;
-}
+// The grid's size and the cooperative launch live in tut/cooperative.hpp (JOR's persistent
+// lessons use them too).
+using tut::resident_blocks_per_sm;
+using tut::sm_count;
 
 /// One solve: zeroes the state, launches kernel(args) cooperatively (every block resident
 /// at once, or the launch fails: the grid-wide barrier cannot wait for a block that never
@@ -126,18 +114,7 @@ inline int sm_count() {
 inline SolveResult solve_cooperatively(void (*kernel)(Args), int blocks, int threads, int shared_bytes,
                                        const Args& args, const cudaAccessPolicyWindow& window) {
     TUT_CUDA(cudaMemsetAsync(args.state, 0, sizeof(State)));
-    cudaLaunchAttribute attributes[2] = {};
-    attributes[0].id = cudaLaunchAttributeCooperative;
-    attributes[0].val.cooperative = 1;
-    attributes[1].id = cudaLaunchAttributeAccessPolicyWindow;
-    attributes[1].val.accessPolicyWindow = window;
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(blocks);
-    config.blockDim = dim3(threads);
-    config.dynamicSmemBytes = shared_bytes;
-    config.attrs = attributes;
-    config.numAttrs = window.num_bytes ? 2 : 1;
-    TUT_CUDA(cudaLaunchKernelEx(&config, kernel, args));
+    tut::launch_cooperative(kernel, blocks, threads, size_t(shared_bytes), window, args);
     State h{};
     TUT_CUDA(cudaMemcpy(&h, args.state, sizeof(State), cudaMemcpyDeviceToHost));  // the only wait
     return solve_result(outcome_of(h.status), h.iterations, h.converged_at, h.rr_last, h.bb);

@@ -44,6 +44,7 @@
 #pragma once
 
 #include "check.hpp"  // tut::Unsupported
+#include "shared_times.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -488,36 +489,12 @@ inline MeanStd mean_std(const std::vector<double>& v) {
 // Times shared between the programs of a tour run
 // ---------------------------------------------------------------------------------------
 
-/// The tour passes the same `--share FILE` to every JOR program: the CPU baseline appends
-/// its mean time to solution per variant, type and size ("cpu/simd", "8192 float", ms,
-/// iterations), and the CUDA lessons read them for their speedup and crossover columns.
-/// One tab-separated line per result; later lines win.
-inline void append_shared_time(const std::string& path, const std::string& who, const std::string& size, double ms,
-                               double iterations) {
-    if (path.empty()) return;
-    std::FILE* f = std::fopen(path.c_str(), "a");
-    if (!f) return;
-    std::fprintf(f, "%s\t%s\t%.9g\t%.3f\n", who.c_str(), size.c_str(), ms, iterations);
-    std::fclose(f);
-}
-
-/// The time `who` recorded for `size` in the shared file, in ms; NaN when there is none.
-inline double read_shared_time(const std::string& path, const std::string& who, const std::string& size) {
-    double ms = std::numeric_limits<double>::quiet_NaN();
-    if (path.empty()) return ms;
-    std::FILE* f = std::fopen(path.c_str(), "r");
-    if (!f) return ms;
-    char line[512];
-    while (std::fgets(line, sizeof line, f)) {
-        std::string s(line);
-        const size_t t1 = s.find('\t'), t2 = t1 == std::string::npos ? t1 : s.find('\t', t1 + 1);
-        if (t2 == std::string::npos) continue;
-        if (s.compare(0, t1, who) != 0 || s.substr(t1 + 1, t2 - t1 - 1) != size) continue;
-        ms = std::strtod(s.c_str() + t2 + 1, nullptr);
-    }
-    std::fclose(f);
-    return ms;
-}
+/// The tour passes the same `--share FILE` to every JOR program (tut/shared_times.hpp):
+/// the CPU baseline appends its mean time to solution per variant, type and size
+/// ("cpu/simd", "8192 float", ms, iterations), and the CUDA lessons read them for their
+/// speedup and crossover columns.
+using tut::append_shared_time;
+using tut::read_shared_time;
 
 /// The CPU baseline's times for one size and type, from the shared file.
 struct CpuTimes {
@@ -528,8 +505,9 @@ struct CpuTimes {
 
 inline CpuTimes read_cpu_times(const std::string& path, const std::string& size) {
     CpuTimes c;
-    c.scalar_ms = read_shared_time(path, "cpu/scalar", size);
-    const double simd = read_shared_time(path, "cpu/simd", size), threads = read_shared_time(path, "cpu/openmp+simd", size);
+    c.scalar_ms = read_shared_time(path, "cpu/scalar", size).ms;
+    const double simd = read_shared_time(path, "cpu/simd", size).ms;
+    const double threads = read_shared_time(path, "cpu/openmp+simd", size).ms;
     c.best_openmp_ms = std::fmin(simd, threads);  // fmin ignores one NaN
     c.best_ms = std::fmin(c.scalar_ms, c.best_openmp_ms);
     return c;

@@ -349,28 +349,8 @@ class StreamingSolver final : public tut::cg::Solver {
         // 454 MB at 2 M rows) with it. Marking the row pointers "persisting" sets aside that
         // much L2 for them, so that they come from L2 from the second iteration on while the
         // nonzeros stream past. (A window on the nonzeros themselves only evicts the vectors.)
-        // A GPU without a persisting L2 (before sm_80) reports 0 here and gets no window.
-        int max_persisting = 0, max_window = 0;
-        TUT_CUDA(cudaDeviceGetAttribute(&max_persisting, cudaDevAttrMaxPersistingL2CacheSize, device));
-        TUT_CUDA(cudaDeviceGetAttribute(&max_window, cudaDevAttrMaxAccessPolicyWindowSize, device));
-        if (options.l2_window == "on" && max_persisting > 0 && max_window > 0) {
-            const size_t bytes_wanted = size_t(A_.n + 1) * sizeof(int);
-            const size_t window = std::min(bytes_wanted, size_t(max_window));
-            const size_t set_aside = std::min(window, size_t(max_persisting));
-            TUT_CUDA(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, set_aside));
-            l2_window_.base_ptr = const_cast<int*>(A_.row_ptr);
-            l2_window_.num_bytes = window;
-            l2_window_.hitRatio = float(double(set_aside) / double(window));  // the share that persists
-            l2_window_.hitProp = cudaAccessPropertyPersisting;
-            l2_window_.missProp = cudaAccessPropertyStreaming;
-        }
-    }
-
-    ~StreamingSolver() override {
-        if (l2_window_.num_bytes) {  // give the L2 set-aside back (no throwing from a destructor)
-            (void)cudaCtxResetPersistingL2Cache();
-            (void)cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
-        }
+        // A GPU without a persisting L2 (before sm_80) gets no window (tut::PersistingL2Window).
+        if (options.l2_window == "on") l2_window_.set(A_.row_ptr, size_t(A_.n + 1) * sizeof(int));
     }
     StreamingSolver(const StreamingSolver&) = delete;
     StreamingSolver& operator=(const StreamingSolver&) = delete;
@@ -392,7 +372,7 @@ class StreamingSolver final : public tut::cg::Solver {
         a.tol2 = opt_.tolerance * opt_.tolerance;
         a.max_iterations = opt_.max_iterations;
         a.on_chip = on_chip_;
-        return solve_cooperatively(streaming_cg, blocks_, kThreads, shared_bytes_, a, l2_window_);
+        return solve_cooperatively(streaming_cg, blocks_, kThreads, shared_bytes_, a, l2_window_.window());
     }
 
     bool spmv_once() override {
@@ -417,7 +397,7 @@ class StreamingSolver final : public tut::cg::Solver {
     tut::DeviceBuffer<float> dinv_, r_, z_, q_, p_, p_next_;
     tut::DeviceBuffer<State> state_;
     int sms_ = 1, blocks_per_sm_ = 0, blocks_ = 1, on_chip_ = 0, shared_bytes_ = 0;
-    cudaAccessPolicyWindow l2_window_ = {};  // the row pointers kept in L2
+    tut::PersistingL2Window l2_window_;  // the row pointers kept in L2
 };
 
 // The factory of one variant; `options` must outlive it (main's, or kDefaultOptions).

@@ -18,11 +18,13 @@
 //                       barrier, then every block's decision from the slot
 //                       (the exercise: the part after the barrier)
 //   PersistentSolver    grid size from the occupancy; one cooperative launch per solve
+//                       (tut/cooperative.hpp: the grid, the launch, the L2 window)
 //   variants "persistent" (A with the evict-first hint), "persistent + L2 window" (an access-
 //   policy window over A: all of it when it fits the persisting carve-out, a share otherwise),
 //   "persistent, alternating direction" (odd sweeps walk the rows backwards, starting on what
 //   the previous sweep left in L2)
 // Shared (tut/jor_device.cuh): sweep_rows, record_sweep, SweepSlot, the driver.
+#include "tut/cooperative.hpp"
 #include "tut/jor_device.cuh"
 #include "tut/jor_gpu.hpp"
 
@@ -88,20 +90,11 @@ class PersistentSolver : public tut::jor::Solver<T> {
     PersistentSolver(const tut::jor::DeviceSystem<T>& sys, const tut::jor::SolveOptions& opt)
         : sys_(sys), opt_(opt), x_work_(static_cast<size_t>(sys.n)), slots_(static_cast<size_t>(opt.max_iterations)),
           iterations_(1) {
-        int device = 0, sms = 0, per_sm = 0;
-        TUT_CUDA(cudaGetDevice(&device));
-        TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-        TUT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, persistent_jor<T, kPolicy>, kThreads, 0));
-        if (per_sm < 1) throw tut::Unsupported("persistent_jor does not fit on an SM");
         const int needed = (sys.n + kThreads / 32 - 1) / (kThreads / 32);  // a warp per row
-        blocks_ = std::min(per_sm * sms, needed);
-        if (kPolicy == Policy::window) set_window(device);
-    }
-    ~PersistentSolver() override {
-        if (window_.num_bytes) {  // give the set-aside L2 back
-            cudaCtxResetPersistingL2Cache();
-            cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
-        }
+        blocks_ = tut::cooperative_grid(persistent_jor<T, kPolicy>, kThreads, needed);
+        // A window over A (its first bytes, up to the largest window), the share of it that
+        // the persisting carve-out can hold marked persisting: all of A when it fits.
+        if (kPolicy == Policy::window) window_.set(sys_.A.get(), sys_.A.bytes());
     }
 
     tut::jor::SolveResult solve(T* x) override {
@@ -111,17 +104,7 @@ class PersistentSolver : public tut::jor::Solver<T> {
         TUT_CUDA(cudaMemsetAsync(iterations_.get(), 0, sizeof(int)));
         Args<T> a{sys_.A.get(), sys_.diagonal.get(), sys_.b.get(), x, x_work_.get(), n, T(opt_.alpha),
                   opt_.tolerance, opt_.max_iterations, slots_.get(), iterations_.get()};
-        cudaLaunchAttribute attributes[2] = {};
-        attributes[0].id = cudaLaunchAttributeCooperative;
-        attributes[0].val.cooperative = 1;
-        attributes[1].id = cudaLaunchAttributeAccessPolicyWindow;
-        attributes[1].val.accessPolicyWindow = window_;
-        cudaLaunchConfig_t config = {};
-        config.gridDim = dim3(blocks_);
-        config.blockDim = dim3(kThreads);
-        config.attrs = attributes;
-        config.numAttrs = window_.num_bytes ? 2 : 1;
-        TUT_CUDA(cudaLaunchKernelEx(&config, persistent_jor<T, kPolicy>, a));
+        tut::launch_cooperative(persistent_jor<T, kPolicy>, blocks_, kThreads, 0, window_.window(), a);
         int iterations = 0;
         TUT_CUDA(cudaMemcpy(&iterations, iterations_.get(), sizeof(int), cudaMemcpyDeviceToHost));
         return tut::jor::finish_alternating_solve(iterations, opt_.max_iterations, opt_.tolerance, slots_.get(), x,
@@ -131,30 +114,13 @@ class PersistentSolver : public tut::jor::Solver<T> {
     double matrix_bytes() const override { return double(sys_.n) * double(sys_.n) * sizeof(T); }
 
   private:
-    // A window over A (its first bytes, up to the largest window), with the share of it
-    // that the persisting carve-out can hold marked persisting: all of A when it fits.
-    void set_window(int device) {
-        int max_persisting = 0, max_window = 0;
-        TUT_CUDA(cudaDeviceGetAttribute(&max_persisting, cudaDevAttrMaxPersistingL2CacheSize, device));
-        TUT_CUDA(cudaDeviceGetAttribute(&max_window, cudaDevAttrMaxAccessPolicyWindowSize, device));
-        if (max_persisting <= 0 || max_window <= 0) return;  // no persisting L2 on this GPU
-        const size_t bytes = std::min(sys_.A.bytes(), size_t(max_window));
-        const size_t carve_out = std::min(bytes, size_t(max_persisting));
-        TUT_CUDA(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, carve_out));
-        window_.base_ptr = const_cast<T*>(sys_.A.get());
-        window_.num_bytes = bytes;
-        window_.hitRatio = float(double(carve_out) / double(bytes));
-        window_.hitProp = cudaAccessPropertyPersisting;
-        window_.missProp = cudaAccessPropertyStreaming;
-    }
-
     const tut::jor::DeviceSystem<T>& sys_;
     tut::jor::SolveOptions opt_;
     tut::DeviceBuffer<T> x_work_;
     tut::DeviceBuffer<tut::jor::SweepSlot> slots_;
     tut::DeviceBuffer<int> iterations_;
     int blocks_ = 1;
-    cudaAccessPolicyWindow window_{};
+    tut::PersistingL2Window window_;
 };
 
 template <class T, Policy kPolicy>

@@ -21,6 +21,7 @@
 //   variants "float" (float only), "float, Kahan" (float only), "mixed" (double only: float A,
 //   double everything else), "double" (double only)
 // Shared (tut/jor_device.cuh): Vec16, load_x, add_product, record_sweep, the driver.
+#include "tut/cooperative.hpp"
 #include "tut/jor_device.cuh"
 #include "tut/jor_gpu.hpp"
 
@@ -127,13 +128,8 @@ class PrecisionSolver : public tut::jor::Solver<T> {
         } else {
             A_ = reinterpret_cast<const S*>(sys.A.get());
         }
-        int device = 0, sms = 0, per_sm = 0;
-        TUT_CUDA(cudaGetDevice(&device));
-        TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-        TUT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, persistent_jor<S, T, kKahan>, kThreads, 0));
-        if (per_sm < 1) throw tut::Unsupported("persistent_jor does not fit on an SM");
         const int needed = (sys.n + kThreads / 32 - 1) / (kThreads / 32);  // a warp per row
-        blocks_ = std::min(per_sm * sms, needed);
+        blocks_ = tut::cooperative_grid(persistent_jor<S, T, kKahan>, kThreads, needed);
     }
 
     tut::jor::SolveResult solve(T* x) override {
@@ -143,15 +139,7 @@ class PrecisionSolver : public tut::jor::Solver<T> {
         TUT_CUDA(cudaMemsetAsync(iterations_.get(), 0, sizeof(int)));
         Args<S, T> a{A_, sys_.diagonal.get(), sys_.b.get(), x, x_work_.get(), n, T(opt_.alpha),
                   opt_.tolerance, opt_.max_iterations, slots_.get(), iterations_.get()};
-        cudaLaunchAttribute attributes[1] = {};
-        attributes[0].id = cudaLaunchAttributeCooperative;
-        attributes[0].val.cooperative = 1;
-        cudaLaunchConfig_t config = {};
-        config.gridDim = dim3(blocks_);
-        config.blockDim = dim3(kThreads);
-        config.attrs = attributes;
-        config.numAttrs = 1;
-        TUT_CUDA(cudaLaunchKernelEx(&config, persistent_jor<S, T, kKahan>, a));
+        tut::launch_cooperative(persistent_jor<S, T, kKahan>, blocks_, kThreads, 0, cudaAccessPolicyWindow{}, a);
         int iterations = 0;
         TUT_CUDA(cudaMemcpy(&iterations, iterations_.get(), sizeof(int), cudaMemcpyDeviceToHost));
         return tut::jor::finish_alternating_solve(iterations, opt_.max_iterations, opt_.tolerance, slots_.get(), x,
