@@ -41,9 +41,7 @@ inline SharedTime read_shared_time(const std::string& path, const std::string& w
         const size_t t2 = t1 == std::string::npos ? t1 : s.find('\t', t1 + 1);
         const size_t t3 = t2 == std::string::npos ? t2 : s.find('\t', t2 + 1);
         if (t3 == std::string::npos) continue;
-        if (s.compare(0, t1, who) != 0 || t1 != who.size() || s.compare(t1 + 1, t2 - t1 - 1, key) != 0 ||
-            t2 - t1 - 1 != key.size())
-            continue;
+        if (s.compare(0, t1, who) != 0 || s.compare(t1 + 1, t2 - t1 - 1, key) != 0) continue;
         r.ms = std::strtod(s.c_str() + t2 + 1, nullptr);
         r.iterations = std::strtod(s.c_str() + t3 + 1, nullptr);
     }

@@ -27,7 +27,6 @@
 
 #include <cooperative_groups.h>
 
-#include <algorithm>
 #include <memory>
 
 namespace coop = cooperative_groups;

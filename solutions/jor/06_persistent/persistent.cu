@@ -30,7 +30,6 @@
 
 #include <cooperative_groups.h>
 
-#include <algorithm>
 #include <memory>
 
 namespace coop = cooperative_groups;
