@@ -67,7 +67,7 @@ set_target_properties(jor-float-error PROPERTIES OUTPUT_NAME float_error
 set(jor_bad "--sizes 0" "--sizes" "--sizes 12x" "--sizes 600000" "--matrices 0" "--type half" "--tol 0" "--tol abc"
             "--tol nan" "--alpha 0" "--alpha 1.5" "--alpha nan" "--max-iter 0" "--variant nosuch")
 set(jor_smoke --sizes 1,3,128,1000 --matrices 2 --warmup 0 --repeats 2)
-set(jor_sanitize "--sizes 1,3,37,128 --matrices 1 --warmup 0 --repeats 1")
+set(jor_sanitize "--sizes 1,2,3,37,128 --matrices 1 --warmup 0 --repeats 1")
 set(jor_tour --share ${JOR_SHARE})
 
 tut_lesson(jor 01_block_per_row block_per_row.cu

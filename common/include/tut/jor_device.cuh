@@ -148,7 +148,7 @@ double measure_read_bandwidth_gbs() {
     double best_ms = 0.0;
     for (int round = 0; round < 3; ++round) {
         Timing t = time_gpu([&] { read_only<<<blocks, threads>>>(data.get(), data.size(), sink.get()); },
-                            TimingOptions{3, 10, false});
+                            TimingOptions{3, 10, false, true});
         TUT_CUDA(cudaGetLastError());
         if (round == 0 || t.median_ms < best_ms) best_ms = t.median_ms;
     }
@@ -320,20 +320,29 @@ __device__ inline void add_product(T& sum, T& carry, T a, T x) {
     }
 }
 
+/// The fused lessons' sweep (04-06) keeps kSweepLoads steps of A in flight per lane, lesson
+/// 02's finding; that takes up to 64 registers per thread, so a kernel that calls
+/// warp_offdiag_sums or sweep_rows with it is compiled (__launch_bounds__) for
+/// sweep_blocks_per_sm(its threads) blocks: half an SM's thread slots.
+inline constexpr int kSweepLoads = 2;
+constexpr int sweep_blocks_per_sm(int threads) { return kMaxThreadsPerSm / threads / 2; }
+
 /// sum[r] = sum over k != row of A(row, k) x_k for the kRows rows first_row, first_row + 1,
-/// ... (rows >= n give 0), by one warp; every lane returns the sums. A is stored in S
+/// ... (the sums of rows >= n mean nothing), by one warp; every lane returns the sums. A is stored in S
 /// (float or double), the products are summed in T (T = S, or double for float A: the
 /// mixed-precision lesson); with kKahan each lane's partial sum is compensated. The lanes
 /// take 16-byte vectors of a row in turn, so a warp's loads are 512 contiguous bytes, and
 /// one load of x serves kRows rows; A is read once, so its loads are streaming (__ldcs:
 /// evict first) and x stays in cache. Rows whose start is not 16-byte aligned (N not a
-/// multiple of the vector width) take the scalar loop. Lesson 2's kernel, as a function.
+/// multiple of the vector width) take the scalar loop. Lesson 2's kernel, as a function:
+/// kLoads steps of the rows are loaded before any is used (4 registers per 16-byte load;
+/// a caller with kLoads > 1 gives its kernel fewer blocks per SM and more registers).
 ///
 /// Two choices for lesson 06's variants: kStreamA = false loads A with the default cache
 /// policy instead of evict-first, so that A may stay in L2; `backwards` walks the row from
 /// its end (the lanes still read 512 contiguous bytes per step), so that a sweep can start
 /// where the previous one ended.
-template <class S, class T, int kRows, bool kKahan = false, bool kStreamA = true>
+template <class S, class T, int kRows, bool kKahan = false, bool kStreamA = true, int kLoads = kSweepLoads>
 __device__ void warp_offdiag_sums(const S* __restrict__ A, const T* x, int n, int first_row, T (&sum)[kRows],
                                   bool backwards = false) {
     using V = typename Vec16<S>::type;
@@ -344,21 +353,42 @@ __device__ void warp_offdiag_sums(const S* __restrict__ A, const T* x, int n, in
     for (int r = 0; r < kRows; ++r) sum[r] = carry[r] = T(0);
     if (n % kWidth == 0) {
         const int vectors = n / kWidth;
-        for (int i = lane; i < vectors; i += 32) {
-            const int c = backwards ? vectors - 1 - i : i;
+        const V* rows[kRows];  // rows past N read row N - 1 (in bounds; their sums are never used)
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) rows[r] = reinterpret_cast<const V*>(A + size_t(min(first_row + r, n - 1)) * size_t(n));
+        // Vector c of every row, loaded as v: one load of x serves them all.
+        auto add_step = [&](int c, V (&v)[kRows]) {
             T xc[kWidth];
             load_x<T, kWidth>(x, c, xc);
 #pragma unroll
             for (int r = 0; r < kRows; ++r) {
                 const int row = first_row + r;
-                if (row >= n) break;
-                const V* where = reinterpret_cast<const V*>(A + size_t(row) * size_t(n)) + c;
-                V v = kStreamA ? __ldcs(where) : __ldg(where);
-                if (c == row / kWidth) v = Vec16<S>::drop(v, row % kWidth);  // the diagonal is not in the sum
-                const S* a = reinterpret_cast<const S*>(&v);
+                if (c == row / kWidth) v[r] = Vec16<S>::drop(v[r], row % kWidth);  // the diagonal is not in the sum
+                const S* a = reinterpret_cast<const S*>(&v[r]);
 #pragma unroll
                 for (int e = 0; e < kWidth; ++e) add_product<kKahan>(sum[r], carry[r], T(a[e]), xc[e]);
             }
+        };
+        auto column = [&](int i) { return backwards ? vectors - 1 - i : i; };
+        int i = lane;
+        // Whole steps: the kLoads x kRows loads are issued before any value is used (lesson 02).
+        for (; i + 32 * (kLoads - 1) < vectors; i += 32 * kLoads) {
+            V v[kLoads][kRows];
+#pragma unroll
+            for (int u = 0; u < kLoads; ++u)
+#pragma unroll
+                for (int r = 0; r < kRows; ++r) {
+                    const V* where = rows[r] + column(i + 32 * u);
+                    v[u][r] = kStreamA ? __ldcs(where) : __ldg(where);
+                }
+#pragma unroll
+            for (int u = 0; u < kLoads; ++u) add_step(column(i + 32 * u), v[u]);
+        }
+        for (; i < vectors; i += 32) {  // the rest, one vector at a time (kLoads > 1 only)
+            V v[kRows];
+#pragma unroll
+            for (int r = 0; r < kRows; ++r) v[r] = kStreamA ? __ldcs(rows[r] + column(i)) : __ldg(rows[r] + column(i));
+            add_step(column(i), v);
         }
     } else {
         for (int i = lane; i < n; i += 32) {
@@ -445,14 +475,18 @@ __host__ __device__ inline bool slot_says_stop(const SweepSlot& s, double tolera
 
 /// One sweep over the rows of this warp (warps of the whole grid take rows in turn), x_new
 /// from x_old; folds |dx| and |x_new| of its rows into dx_max and x_max (lane 0's). A in
-/// S, everything else in T (see warp_offdiag_sums). Lesson 4's sweep, as a function.
-template <class S, class T, bool kKahan = false, bool kStreamA = true>
+/// S, everything else in T (see warp_offdiag_sums, and kLoads there). Lesson 4's sweep, as a function.
+template <class S, class T, bool kKahan = false, bool kStreamA = true, int kLoads = kSweepLoads>
 __device__ void sweep_rows(const S* __restrict__ A, const T* diagonal, const T* b, const T* x_old, T* x_new, int n,
                            T alpha, double& dx_max, double& x_max, bool backwards = false) {
-    const int warps = gridDim.x * (blockDim.x / 32);
-    for (int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; row < n; row += warps) {
+    const int warps = gridDim.x * (blockDim.x / 32), warp = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    const int my_rows = warp < n ? (n - 1 - warp) / warps + 1 : 0;
+    for (int k = 0; k < my_rows; ++k) {
+        // Backwards, a warp also takes its rows last first: the sweep then begins with the
+        // rows, and the ends of rows, that the previous sweep read last.
+        const int row = warp + (backwards ? my_rows - 1 - k : k) * warps;
         T sum[1];
-        warp_offdiag_sums<S, T, 1, kKahan, kStreamA>(A, x_old, n, row, sum, backwards);
+        warp_offdiag_sums<S, T, 1, kKahan, kStreamA, kLoads>(A, x_old, n, row, sum, backwards);
         if (threadIdx.x % 32 == 0) {
             const T old = x_old[row];
             const T x = (T(1) - alpha) * old + alpha / diagonal[row] * (b[row] - sum[0]);

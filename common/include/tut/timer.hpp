@@ -12,11 +12,20 @@
 /// pair of events; the median of those is reported. With `flush_l2`, a buffer twice
 /// the L2 size is overwritten before every timed repeat (outside the events), so a
 /// kernel that streams from DRAM is not credited with a warm cache.
+///
+/// With `hold_launch`, every timed repeat is queued behind a short wait on the stream
+/// (a host function that returns after kHoldMicroseconds), so the start event, the work
+/// and the stop event are all submitted before the GPU reaches them. Without it, an idle
+/// GPU takes the start timestamp at once and then waits for the host to submit the
+/// kernel: a few microseconds of host launch latency, 5-8% of a 60 us kernel. Use it for
+/// a single short kernel whose bandwidth is the question; never for work whose host-side
+/// cost is the subject (a solve paced by its launches would get those microseconds free).
 #pragma once
 
 #include "check.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -26,7 +35,18 @@ struct TimingOptions {
     int warmup = 3;         ///< untimed runs first
     int repeats = 20;       ///< timed runs; the median is reported
     bool flush_l2 = false;  ///< evict L2 before each timed run
+    bool hold_launch = false;  ///< queue each timed run behind a short wait (see the file comment)
 };
+
+inline constexpr double kHoldMicroseconds = 50.0;
+
+/// Runs on the driver's callback thread: busy-waits kHoldMicroseconds, which holds the
+/// stream while the host submits the timed work behind it.
+inline void CUDART_CB hold_stream(void*) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double, std::micro>(kHoldMicroseconds);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+}
 
 struct Timing {
     double median_ms = 0, min_ms = 0, max_ms = 0;
@@ -76,6 +96,7 @@ Timing time_gpu(Work&& work, const TimingOptions& opt = {}, cudaStream_t stream 
     std::vector<double> samples;
     int repeats = std::max(1, opt.repeats);
     for (int i = 0; i < repeats; ++i) {
+        if (opt.hold_launch) TUT_CUDA(cudaLaunchHostFunc(stream, hold_stream, nullptr));
         if (flusher) flusher->flush(stream);
         TUT_CUDA(cudaEventRecord(start, stream));
         work();

@@ -5,6 +5,8 @@
 // warp's load is 512 contiguous bytes, one 16-byte load of x serves kRows rows, the sums
 // are added across the warp with shuffles instead of shared memory, and A, read once per
 // sweep, is loaded with the streaming hint (__ldcs: evict first) so x stays cached.
+// kLoads steps of each row are loaded before any is used: more bytes in flight per warp,
+// paid for in registers (4 per 16-byte load), so fewer blocks fit on an SM.
 // The rest of the sweep is lesson 01's: update_x, sweep_stats, one copy back.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
@@ -16,7 +18,9 @@
 //                            16-byte loads when N is a multiple of the vector width, else
 //                            a scalar loop (the exercise: the vector loop and the warp sum)
 //   WarpRowsSolver           per sweep: the sums, update_x, sweep_stats, one copy back
-//   variants "1 row per warp", "2 rows per warp", "4 rows per warp"
+//   variants "1 row per warp" (one 16-byte load in flight per lane, 32 registers, every
+//            warp slot); "2 rows per warp", "4 rows per warp" and "1 row per warp, 4 loads
+//            in flight" (2 or 4 loads, 64 registers, half the warp slots)
 // Shared (tut/jor_device.cuh): Vec16 (the 16-byte vector of T), update_x, sweep_stats, the driver.
 #include "tut/jor_device.cuh"
 #include "tut/jor_gpu.hpp"
@@ -27,11 +31,19 @@
 constexpr int kThreads = 256;  // 8 warps per block
 constexpr int kWarps = kThreads / 32;
 
+// Blocks per SM the kernel is compiled for, from a lane's 16-byte loads in flight per step
+// (kRows x kLoads, 4 registers each). One: every warp slot of the SM (2048 threads on an
+// H100, 32 registers each). More: they need registers past that budget, so half the
+// blocks, 64 registers per thread.
+constexpr int blocks_per_sm(int loads_in_flight) {
+    return loads_in_flight == 1 ? tut::kMaxThreadsPerSm / kThreads : tut::kMaxThreadsPerSm / kThreads / 2;
+}
+
 namespace {
 
 // The off-diagonal sums of rows kRows w, ..., kRows w + kRows - 1 by warp w, into sums.
-template <class T, int kRows>
-__global__ void __launch_bounds__(kThreads, tut::kMaxThreadsPerSm / kThreads)  // 8 blocks per SM: every row of N = 8192 at once
+template <class T, int kRows, int kLoads>
+__global__ void __launch_bounds__(kThreads, blocks_per_sm(kRows * kLoads))
     offdiag_sums_warp_rows(const T* __restrict__ A, const T* __restrict__ x, T* __restrict__ sums, int n) {
     using V = typename tut::jor::Vec16<T>::type;
     constexpr int kWidth = tut::jor::Vec16<T>::width;
@@ -43,12 +55,16 @@ __global__ void __launch_bounds__(kThreads, tut::kMaxThreadsPerSm / kThreads)  /
     for (int r = 0; r < kRows; ++r) sum[r] = T(0);
     if (n % kWidth == 0) {  // every row starts on a 16-byte boundary
         // TODO(exercise): the vector loop. Add into sum[r] the products of row first_row + r
-        //   (r < kRows, rows < n only) with x, reading A and x as V: 16 bytes, kWidth
-        //   elements (Vec16<T> has dot() and drop()). Constraints: at every step the 32
-        //   lanes read 32 consecutive vectors of a row (512 contiguous bytes); one vector of
-        //   x serves all kRows rows; A is read once per sweep, so mark its loads streaming
-        //   (__ldcs); the diagonal element is in exactly one vector of its row and must not
-        //   count. The scalar loop below does the same one element at a time: compare.
+        //   (r < kRows) with x, reading A and x as V: 16 bytes, kWidth elements (Vec16<T>
+        //   has dot() and drop()). Constraints: at every step the 32 lanes read 32
+        //   consecutive vectors of a row (512 contiguous bytes); a step covers kLoads such
+        //   groups per row, and all kRows x kLoads loads of A are issued before any of their
+        //   values is used, with no branch between them (whole steps first, then the rest of
+        //   the row one vector at a time; a warp's rows past N may read row N - 1 instead,
+        //   since their sums are never stored); one vector of x serves all kRows rows; A is
+        //   read once per sweep, so mark its loads streaming (__ldcs); the diagonal element
+        //   is in exactly one vector of its row and must not count. The scalar loop below
+        //   does the same one element at a time: compare.
     } else {
         for (int k = lane; k < n; k += 32) {
             const T xk = x[k];
@@ -69,7 +85,7 @@ __global__ void __launch_bounds__(kThreads, tut::kMaxThreadsPerSm / kThreads)  /
     }
 }
 
-template <class T, int kRows>
+template <class T, int kRows, int kLoads>
 class WarpRowsSolver : public tut::jor::Solver<T> {
   public:
     WarpRowsSolver(const tut::jor::DeviceSystem<T>& sys, const tut::jor::SolveOptions& opt)
@@ -91,7 +107,7 @@ class WarpRowsSolver : public tut::jor::Solver<T> {
   private:
     void launch_sums(const T* x_old) {
         const int rows_per_block = kWarps * kRows;
-        offdiag_sums_warp_rows<T, kRows>
+        offdiag_sums_warp_rows<T, kRows, kLoads>
             <<<(sys_.n + rows_per_block - 1) / rows_per_block, kThreads>>>(sys_.A.get(), x_old, sums_.get(), sys_.n);
         TUT_CUDA(cudaGetLastError());
     }
@@ -102,19 +118,19 @@ class WarpRowsSolver : public tut::jor::Solver<T> {
     tut::DeviceBuffer<tut::jor::DeviceSweepStats> stats_;
 };
 
-template <class T, int kRows>
+template <class T, int kRows, int kLoads>
 std::unique_ptr<tut::jor::Solver<T>> make_warp_rows(const tut::jor::DeviceSystem<T>& sys,
                                                     const tut::jor::SolveOptions& opt) {
     tut::jor::require_options(opt);
-    return std::make_unique<WarpRowsSolver<T, kRows>>(sys, opt);
+    return std::make_unique<WarpRowsSolver<T, kRows, kLoads>>(sys, opt);
 }
 
-template <int kRows>
+template <int kRows, int kLoads>
 tut::jor::Variant variant(const std::string& name) {
     tut::jor::Variant v;
     v.name = name;
-    v.make_float = make_warp_rows<float, kRows>;
-    v.make_double = make_warp_rows<double, kRows>;
+    v.make_float = make_warp_rows<float, kRows, kLoads>;
+    v.make_double = make_warp_rows<double, kRows, kLoads>;
     return v;
 }
 
@@ -122,7 +138,8 @@ tut::jor::Variant variant(const std::string& name) {
 
 namespace lesson {
 std::vector<tut::jor::Variant> jor_variants() {
-    return {variant<1>("1 row per warp"), variant<2>("2 rows per warp"), variant<4>("4 rows per warp")};
+    return {variant<1, 1>("1 row per warp"), variant<2, 1>("2 rows per warp"), variant<4, 1>("4 rows per warp"),
+            variant<1, 4>("1 row per warp, 4 loads in flight")};
 }
 }  // namespace lesson
 

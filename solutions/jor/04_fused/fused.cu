@@ -54,7 +54,7 @@ __device__ void block_maxima_to_slot(double dx, double x_abs, tut::jor::SweepSlo
 
 // One sweep: warp w updates row w; the block's maxima go to *slot.
 template <class T>
-__global__ void __launch_bounds__(kThreads, tut::kMaxThreadsPerSm / kThreads)
+__global__ void __launch_bounds__(kThreads, tut::jor::sweep_blocks_per_sm(kThreads))
     fused_sweep(const T* __restrict__ A, const T* __restrict__ diagonal, const T* __restrict__ b, const T* x_old,
                 T* x_new, int n, T alpha, tut::jor::SweepSlot* slot) {
     const int row = blockIdx.x * (kThreads / 32) + threadIdx.x / 32;

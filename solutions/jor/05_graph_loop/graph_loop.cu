@@ -37,7 +37,7 @@ struct LoopState {
 // Lesson 04's sweep; sweep number `iteration` reads x0 and writes x1 when even, the
 // other way round when odd. Returns at once when the solve is done.
 template <class T>
-__global__ void __launch_bounds__(kThreads, tut::kMaxThreadsPerSm / kThreads)
+__global__ void __launch_bounds__(kThreads, tut::jor::sweep_blocks_per_sm(kThreads))
     counted_sweep(const T* __restrict__ A, const T* __restrict__ diagonal, const T* __restrict__ b, T* x0, T* x1, int n,
                   T alpha, tut::jor::SweepSlot* slots, const LoopState* state) {
     if (state->done) return;

@@ -60,7 +60,7 @@ struct Args {
 enum class Policy { stream, window, alternate };
 
 template <class T, Policy kPolicy>
-__global__ void __launch_bounds__(kThreads, tut::kMaxThreadsPerSm / kThreads) persistent_jor(Args<T> a) {
+__global__ void __launch_bounds__(kThreads, tut::jor::sweep_blocks_per_sm(kThreads)) persistent_jor(Args<T> a) {
     coop::grid_group grid = coop::this_grid();
     for (int it = 0; it < a.max_iterations; ++it) {
         const T* x_old = it % 2 ? a.x1 : a.x0;
