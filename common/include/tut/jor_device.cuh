@@ -320,12 +320,19 @@ __device__ inline void add_product(T& sum, T& carry, T a, T x) {
     }
 }
 
+/// Blocks of `threads` per SM to compile a kernel for (its __launch_bounds__) when each
+/// lane keeps `loads_in_flight` 16-byte loads of A in flight, 4 registers each (lesson
+/// 02). One: every thread slot of the SM (2048 threads on an H100, 32 registers each).
+/// More: they need registers past that budget, so half the blocks, 64 registers each.
+constexpr int blocks_per_sm_for_loads(int threads, int loads_in_flight) {
+    return loads_in_flight == 1 ? kMaxThreadsPerSm / threads : kMaxThreadsPerSm / threads / 2;
+}
+
 /// The fused lessons' sweep (04-06) keeps kSweepLoads steps of A in flight per lane, lesson
-/// 02's finding; that takes up to 64 registers per thread, so a kernel that calls
-/// warp_offdiag_sums or sweep_rows with it is compiled (__launch_bounds__) for
-/// sweep_blocks_per_sm(its threads) blocks: half an SM's thread slots.
+/// 02's finding; a kernel that calls warp_offdiag_sums or sweep_rows with it is compiled
+/// for sweep_blocks_per_sm(its threads) blocks.
 inline constexpr int kSweepLoads = 2;
-constexpr int sweep_blocks_per_sm(int threads) { return kMaxThreadsPerSm / threads / 2; }
+constexpr int sweep_blocks_per_sm(int threads) { return blocks_per_sm_for_loads(threads, kSweepLoads); }
 
 /// sum[r] = sum over k != row of A(row, k) x_k for the kRows rows first_row, first_row + 1,
 /// ... (the sums of rows >= n mean nothing), by one warp; every lane returns the sums. A is stored in S
@@ -370,6 +377,7 @@ __device__ void warp_offdiag_sums(const S* __restrict__ A, const T* x, int n, in
             }
         };
         auto column = [&](int i) { return backwards ? vectors - 1 - i : i; };
+        auto load = [&](int r, int c) { return kStreamA ? __ldcs(rows[r] + c) : __ldg(rows[r] + c); };
         int i = lane;
         // Whole steps: the kLoads x kRows loads are issued before any value is used (lesson 02).
         for (; i + 32 * (kLoads - 1) < vectors; i += 32 * kLoads) {
@@ -377,17 +385,14 @@ __device__ void warp_offdiag_sums(const S* __restrict__ A, const T* x, int n, in
 #pragma unroll
             for (int u = 0; u < kLoads; ++u)
 #pragma unroll
-                for (int r = 0; r < kRows; ++r) {
-                    const V* where = rows[r] + column(i + 32 * u);
-                    v[u][r] = kStreamA ? __ldcs(where) : __ldg(where);
-                }
+                for (int r = 0; r < kRows; ++r) v[u][r] = load(r, column(i + 32 * u));
 #pragma unroll
             for (int u = 0; u < kLoads; ++u) add_step(column(i + 32 * u), v[u]);
         }
         for (; i < vectors; i += 32) {  // the rest, one vector at a time (kLoads > 1 only)
             V v[kRows];
 #pragma unroll
-            for (int r = 0; r < kRows; ++r) v[r] = kStreamA ? __ldcs(rows[r] + column(i)) : __ldg(rows[r] + column(i));
+            for (int r = 0; r < kRows; ++r) v[r] = load(r, column(i));
             add_step(column(i), v);
         }
     } else {

@@ -31,19 +31,14 @@
 constexpr int kThreads = 256;  // 8 warps per block
 constexpr int kWarps = kThreads / 32;
 
-// Blocks per SM the kernel is compiled for, from a lane's 16-byte loads in flight per step
-// (kRows x kLoads, 4 registers each). One: every warp slot of the SM (2048 threads on an
-// H100, 32 registers each). More: they need registers past that budget, so half the
-// blocks, 64 registers per thread.
-constexpr int blocks_per_sm(int loads_in_flight) {
-    return loads_in_flight == 1 ? tut::kMaxThreadsPerSm / kThreads : tut::kMaxThreadsPerSm / kThreads / 2;
-}
-
 namespace {
 
 // The off-diagonal sums of rows kRows w, ..., kRows w + kRows - 1 by warp w, into sums.
+// The launch bounds follow a lane's 16-byte loads in flight per step, kRows x kLoads, 4
+// registers each: one fits 32 registers and every warp slot of the SM; more get 64
+// registers and half the blocks (tut::jor::blocks_per_sm_for_loads).
 template <class T, int kRows, int kLoads>
-__global__ void __launch_bounds__(kThreads, blocks_per_sm(kRows * kLoads))
+__global__ void __launch_bounds__(kThreads, tut::jor::blocks_per_sm_for_loads(kThreads, kRows * kLoads))
     offdiag_sums_warp_rows(const T* __restrict__ A, const T* __restrict__ x, T* __restrict__ sums, int n) {
     using V = typename tut::jor::Vec16<T>::type;
     constexpr int kWidth = tut::jor::Vec16<T>::width;
