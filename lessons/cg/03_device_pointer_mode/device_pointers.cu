@@ -2,7 +2,7 @@
 // scalars (dot products, alpha, beta) stay in device memory, two one-thread kernels compute
 // alpha and beta on the GPU, and the host copies the state back only every k iterations
 // (the story used 20) to see whether the solve is over. The price: the host learns of
-// convergence up to k - 1 iterations late, so those iterations must change nothing.
+// convergence up to k - 1 iterations late, so those iterations must leave x and r alone.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/cg/03_device_pointer_mode/device_pointers.cu -lcublas -lcusparse -o device_pointers
@@ -54,9 +54,11 @@ __global__ void update_alpha(Scalars* s) {
 __global__ void update_beta(Scalars* s) {
     // TODO(exercise): the stopping test and beta, on the device, once the new r.r
     //   (s->rr) and the new r.z (s->rz_new) are in.
-    //   Constraint: as with alpha, once the solve is over p must not move any more. The
-    //   host sees convergence up to k - 1 iterations late, so the iteration at which
-    //   ||r||^2 first met s->threshold has to be written down here, when it happens.
+    //   Constraint: the late iterations after the solve is over still form p from z and
+    //   beta p, and x += alpha p leaves x alone only while p stays finite (0 times NaN or
+    //   infinity is NaN); by then r.z may be 0. The host sees convergence up to k - 1
+    //   iterations late, so the iteration at which ||r||^2 first met s->threshold has to
+    //   be written down here, when it happens.
     //   Hint: beta needs r.z twice, old and new; which of the two must the next
     //   iteration's alpha find in s->rz?
 }

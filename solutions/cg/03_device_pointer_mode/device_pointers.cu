@@ -2,7 +2,7 @@
 // scalars (dot products, alpha, beta) stay in device memory, two one-thread kernels compute
 // alpha and beta on the GPU, and the host copies the state back only every k iterations
 // (the story used 20) to see whether the solve is over. The price: the host learns of
-// convergence up to k - 1 iterations late, so those iterations must change nothing.
+// convergence up to k - 1 iterations late, so those iterations must leave x and r alone.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/cg/03_device_pointer_mode/device_pointers.cu -lcublas -lcusparse -o device_pointers

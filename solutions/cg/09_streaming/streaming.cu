@@ -251,9 +251,9 @@ __device__ void update_p(const Args& a, const BlockRows& rows, float beta, float
 __global__ void __launch_bounds__(kThreads, 2) streaming_cg(Args a) {
     extern __shared__ float4 on_chip[];  // p_own, then q (later z), kBlockRowsOnChip each
     coop::grid_group grid = coop::this_grid();
-    // The block's rows, in shared memory: with them in registers the whole iteration took
-    // 6 us longer on the H200 (144 against 138 us; the compiler schedules the SpMV loop
-    // differently, at its register limit; measured, not analysed further).
+    // The block's rows, in shared memory rather than registers: the kernel runs at its
+    // register limit, and with two more values held there the compiler schedules the SpMV
+    // loop less well (docs/experiments/cg.md).
     __shared__ BlockRows rows;
     if (threadIdx.x == 0) rows = block_rows(a.A.n, blockIdx.x, gridDim.x);
     __syncthreads();
