@@ -1,4 +1,5 @@
-// Checks for jor/04_fused: the fused sweep (the TODO: the update and the block's convergence values).
+// Checks for jor/04_fused: the fused sweep (the TODO: block_maxima_to_slot, the block's max |dx| and max |x|
+// added to the sweep's slot with one atomicMax per value).
 // Shared by the exercise (lessons/) and the solution (solutions/); see jor_checks.hpp.
 #include "jor_checks.hpp"
 

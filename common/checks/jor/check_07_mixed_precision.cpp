@@ -1,4 +1,5 @@
-// Checks for jor/07_mixed_precision: precision (the TODO: the conversion of A to float for the mixed variant).
+// Checks for jor/07_mixed_precision: precision (the TODO: row_sum, a warp's row sum with A read as S and the
+// products and sums in T).
 // Shared by the exercise (lessons/) and the solution (solutions/); see jor_checks.hpp.
 #include "jor_checks.hpp"
 

@@ -11,9 +11,11 @@
 ///   min |dx|, max |x| of a sweep, one block), used by lessons 1-3, whose idea is the
 ///   product;
 /// - lesson 2: warp_offdiag_sums (a warp's 16-byte, streaming pass over kRows rows), used
-///   by the fused lessons 4-7;
+///   by the fused lessons 4-6 (lesson 7's exercise is its own row sum, with A stored in a
+///   type of its own);
 /// - lesson 4: SweepSlot and record_sweep (a sweep's convergence values by one atomicMax
-///   per block and value), used by lessons 5-7.
+///   per block and value), used by lessons 5-7, and sweep_rows (a warp per row: the sum,
+///   the update, |dx| and |x|), used by lessons 5 and 6.
 #pragma once
 
 #include "jor_gpu.hpp"
@@ -307,7 +309,8 @@ __device__ inline void load_x(const T* x, int c, T (&out)[kWidth]) {
 }
 
 /// Adds a * x to sum; with kKahan, compensated (Kahan): `carry` keeps the low-order part
-/// that the addition lost, and feeds it back into the next one.
+/// that the addition lost, and feeds it back into the next one. A helper for lesson 07's
+/// row sum, the one sum of the track with a Kahan variant.
 template <bool kKahan, class T>
 __device__ inline void add_product(T& sum, T& carry, T a, T x) {
     if constexpr (kKahan) {
@@ -335,29 +338,27 @@ inline constexpr int kSweepLoads = 2;
 constexpr int sweep_blocks_per_sm(int threads) { return blocks_per_sm_for_loads(threads, kSweepLoads); }
 
 /// sum[r] = sum over k != row of A(row, k) x_k for the kRows rows first_row, first_row + 1,
-/// ... (the sums of rows >= n mean nothing), by one warp; every lane returns the sums. A is stored in S
-/// (float or double), the products are summed in T (T = S, or double for float A: the
-/// mixed-precision lesson); with kKahan each lane's partial sum is compensated. The lanes
-/// take 16-byte vectors of a row in turn, so a warp's loads are 512 contiguous bytes, and
-/// one load of x serves kRows rows; A is read once, so its loads are streaming (__ldcs:
-/// evict first) and x stays in cache. Rows whose start is not 16-byte aligned (N not a
-/// multiple of the vector width) take the scalar loop. Lesson 2's kernel, as a function:
-/// kLoads steps of the rows are loaded before any is used (4 registers per 16-byte load;
-/// a caller with kLoads > 1 gives its kernel fewer blocks per SM and more registers).
+/// ... (the sums of rows >= n mean nothing), by one warp; every lane returns the sums. A, x
+/// and the sums are all T (float or double). The lanes take 16-byte vectors of a row in
+/// turn, so a warp's loads are 512 contiguous bytes, and one load of x serves kRows rows;
+/// A is read once, so its loads are streaming (__ldcs: evict first) and x stays in cache.
+/// Rows whose start is not 16-byte aligned (N not a multiple of the vector width) take the
+/// scalar loop. Lesson 2's kernel, as a function: kLoads steps of the rows are loaded
+/// before any is used (4 registers per 16-byte load; a caller with kLoads > 1 gives its
+/// kernel fewer blocks per SM and more registers).
 ///
 /// Two choices for lesson 06's variants: kStreamA = false loads A with the default cache
 /// policy instead of evict-first, so that A may stay in L2; `backwards` walks the row from
 /// its end (the lanes still read 512 contiguous bytes per step), so that a sweep can start
 /// where the previous one ended.
-template <class S, class T, int kRows, bool kKahan = false, bool kStreamA = true, int kLoads = kSweepLoads>
-__device__ void warp_offdiag_sums(const S* __restrict__ A, const T* x, int n, int first_row, T (&sum)[kRows],
+template <class T, int kRows, bool kStreamA = true, int kLoads = kSweepLoads>
+__device__ void warp_offdiag_sums(const T* __restrict__ A, const T* x, int n, int first_row, T (&sum)[kRows],
                                   bool backwards = false) {
-    using V = typename Vec16<S>::type;
-    constexpr int kWidth = Vec16<S>::width;
+    using V = typename Vec16<T>::type;
+    constexpr int kWidth = Vec16<T>::width;
     const int lane = threadIdx.x % 32;
-    T carry[kRows];
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) sum[r] = carry[r] = T(0);
+    for (int r = 0; r < kRows; ++r) sum[r] = T(0);
     if (n % kWidth == 0) {
         const int vectors = n / kWidth;
         const V* rows[kRows];  // rows past N read row N - 1 (in bounds; their sums are never used)
@@ -370,10 +371,10 @@ __device__ void warp_offdiag_sums(const S* __restrict__ A, const T* x, int n, in
 #pragma unroll
             for (int r = 0; r < kRows; ++r) {
                 const int row = first_row + r;
-                if (c == row / kWidth) v[r] = Vec16<S>::drop(v[r], row % kWidth);  // the diagonal is not in the sum
-                const S* a = reinterpret_cast<const S*>(&v[r]);
+                if (c == row / kWidth) v[r] = Vec16<T>::drop(v[r], row % kWidth);  // the diagonal is not in the sum
+                const T* a = reinterpret_cast<const T*>(&v[r]);
 #pragma unroll
-                for (int e = 0; e < kWidth; ++e) add_product<kKahan>(sum[r], carry[r], T(a[e]), xc[e]);
+                for (int e = 0; e < kWidth; ++e) sum[r] = fma(a[e], xc[e], sum[r]);
             }
         };
         auto column = [&](int i) { return backwards ? vectors - 1 - i : i; };
@@ -403,16 +404,14 @@ __device__ void warp_offdiag_sums(const S* __restrict__ A, const T* x, int n, in
             for (int r = 0; r < kRows; ++r) {
                 const int row = first_row + r;
                 if (row >= n) break;
-                const S* a = A + size_t(row) * size_t(n) + k;
-                if (k != row) add_product<kKahan>(sum[r], carry[r], T(kStreamA ? __ldcs(a) : __ldg(a)), xk);
+                const T* a = A + size_t(row) * size_t(n) + k;
+                if (k != row) sum[r] = fma(kStreamA ? __ldcs(a) : __ldg(a), xk, sum[r]);
             }
         }
     }
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-        if constexpr (kKahan) sum[r] -= carry[r];
+    for (int r = 0; r < kRows; ++r)
         for (int o = 16; o > 0; o /= 2) sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], o);
-    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -479,10 +478,11 @@ __host__ __device__ inline bool slot_says_stop(const SweepSlot& s, double tolera
 }
 
 /// One sweep over the rows of this warp (warps of the whole grid take rows in turn), x_new
-/// from x_old; folds |dx| and |x_new| of its rows into dx_max and x_max (lane 0's). A in
-/// S, everything else in T (see warp_offdiag_sums, and kLoads there). Lesson 4's sweep, as a function.
-template <class S, class T, bool kKahan = false, bool kStreamA = true, int kLoads = kSweepLoads>
-__device__ void sweep_rows(const S* __restrict__ A, const T* diagonal, const T* b, const T* x_old, T* x_new, int n,
+/// from x_old; folds |dx| and |x_new| of its rows into dx_max and x_max (lane 0's). All in
+/// T (see warp_offdiag_sums for kStreamA, kLoads and backwards). Lesson 4's sweep, as a
+/// function.
+template <class T, bool kStreamA = true, int kLoads = kSweepLoads>
+__device__ void sweep_rows(const T* __restrict__ A, const T* diagonal, const T* b, const T* x_old, T* x_new, int n,
                            T alpha, double& dx_max, double& x_max, bool backwards = false) {
     const int warps = gridDim.x * (blockDim.x / 32), warp = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
     const int my_rows = warp < n ? (n - 1 - warp) / warps + 1 : 0;
@@ -491,7 +491,7 @@ __device__ void sweep_rows(const S* __restrict__ A, const T* diagonal, const T* 
         // rows, and the ends of rows, that the previous sweep read last.
         const int row = warp + (backwards ? my_rows - 1 - k : k) * warps;
         T sum[1];
-        warp_offdiag_sums<S, T, 1, kKahan, kStreamA, kLoads>(A, x_old, n, row, sum, backwards);
+        warp_offdiag_sums<T, 1, kStreamA, kLoads>(A, x_old, n, row, sum, backwards);
         if (threadIdx.x % 32 == 0) {
             const T old = x_old[row];
             const T x = (T(1) - alpha) * old + alpha / diagonal[row] * (b[row] - sum[0]);

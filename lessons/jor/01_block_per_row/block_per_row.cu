@@ -64,7 +64,7 @@ __global__ void offdiag_sums_block_per_row(Load load_A, const T* __restrict__ x,
     //   and no thread may read a value its partner has not finished; the block's barrier
     //   is what orders the steps (every thread of the block must reach it).
     //   Until both parts are written every sum is 0, and the solve converges to the
-    //   wrong x, a b_j / A_jj.
+    //   wrong x: x_j = b_j / A_jj.
     if (t == 0) sums[j] = partial[0];
 }
 

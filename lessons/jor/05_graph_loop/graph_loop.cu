@@ -45,7 +45,7 @@ __global__ void __launch_bounds__(kThreads, tut::jor::sweep_blocks_per_sm(kThrea
     const T* x_old = it % 2 ? x1 : x0;
     T* x_new = it % 2 ? x0 : x1;
     double dx = 0.0, x_abs = 0.0;
-    tut::jor::sweep_rows<T, T>(A, diagonal, b, x_old, x_new, n, alpha, dx, x_abs);
+    tut::jor::sweep_rows<T>(A, diagonal, b, x_old, x_new, n, alpha, dx, x_abs);
     tut::jor::record_sweep(dx, x_abs, slots + it);
 }
 

@@ -67,8 +67,8 @@ __global__ void __launch_bounds__(kThreads, tut::jor::sweep_blocks_per_sm(kThrea
         T* x_new = it % 2 ? a.x0 : a.x1;
         double dx = 0.0, x_abs = 0.0;
         const bool backwards = kPolicy == Policy::alternate && it % 2 == 1;
-        tut::jor::sweep_rows<T, T, false, kPolicy == Policy::stream>(a.A, a.diagonal, a.b, x_old, x_new, a.n, a.alpha,
-                                                                      dx, x_abs, backwards);
+        tut::jor::sweep_rows<T, kPolicy == Policy::stream>(a.A, a.diagonal, a.b, x_old, x_new, a.n, a.alpha, dx,
+                                                           x_abs, backwards);
         tut::jor::record_sweep(dx, x_abs, a.slots + it);
         grid.sync();  // every block's rows and atomics of sweep it are done and visible
         // TODO(exercise): after the barrier, stop or go on.

@@ -1,8 +1,8 @@
 // JOR lesson 03: the library yardstick. The product of each sweep is cuBLAS's gemv
-// instead of our kernel. cuBLAS is column-major: a row-major N x N matrix A is, to
-// cuBLAS, the column-major A^T with leading dimension N, so A x is gemv with
-// CUBLAS_OP_T on that matrix. gemv computes the whole product A x, diagonal included,
-// so the update takes the residual form x_new = x + a (b - A x) / A_jj: the same
+// instead of our kernel. cuBLAS is column-major and our A is row-major: gemv must compute
+// A x from A's memory as it is, with no copy of A, so the question is what matrix cuBLAS
+// sees there. gemv computes the whole product A x, diagonal included, so the update is
+// rewritten from the off-diagonal sum to the full product (the residual form): the same
 // iteration in exact arithmetic, not in float (the README measures the difference).
 // The rest of the sweep is lesson 01's: sweep_stats and one copy back.
 //
@@ -11,8 +11,8 @@
 // Run:  ./cublas_gemv              (--help for options; --sizes 8192 --type float for one size)
 //
 // In this file:
-//   gemv                   y = A x by cublasSgemv / cublasDgemv on the transposed view
-//   update_from_product    x_new = x + a (b - y) / A_jj  (the exercise, with the gemv call)
+//   gemv                   y = A x by cublasSgemv / cublasDgemv, on A's memory as stored
+//   update_from_product    JOR's update of x from y = A x (the exercise, with the gemv calls)
 //   CublasSolver           per sweep: gemv, the update, sweep_stats, one copy back
 //   variant "cublas"
 #include "tut/check_cublas.hpp"
@@ -27,8 +27,7 @@ constexpr int kThreads = 256;
 
 namespace {
 
-// y = A x for row-major A (n x n): to column-major cuBLAS that memory is A^T, so ask for
-// its transpose.
+// y = A x for row-major A (n x n), through column-major cuBLAS, without a copy of A.
 void gemv(cublasHandle_t handle, int n, const float* A, const float* x, float* y) {
     const float one = 1.0f, zero = 0.0f;
     TUT_CUBLAS(cublasSgemv(handle, CUBLAS_OP_T, n, n, &one, A, n, x, 1, &zero, y, 1));
@@ -38,7 +37,7 @@ void gemv(cublasHandle_t handle, int n, const double* A, const double* x, double
     TUT_CUBLAS(cublasDgemv(handle, CUBLAS_OP_T, n, n, &one, A, n, x, 1, &zero, y, 1));
 }
 
-// x_new_j = x_j + a (b_j - (A x)_j) / A_jj, from the full product y = A x.
+// JOR's update of x_j from the full product y = A x, diagonal included.
 template <class T>
 __global__ void update_from_product(const T* __restrict__ y, const T* __restrict__ diagonal, const T* __restrict__ b,
                                     const T* __restrict__ x_old, T* __restrict__ x_new, int n, T alpha) {

@@ -1,12 +1,12 @@
 // JOR lesson 07: precision. A sweep's time is the bytes of A; its accuracy is the
-// arithmetic. Lesson 06's kernel, with A stored in S and everything else (x, b, the
-// diagonal, the sums) in T: float/float and double/double as before, and the mixed
-// variant, float A with double sums, x, b and diagonal, which reads the bytes of float
-// at the accuracy of double here (the generated off-diagonal entries are multiples of
-// 2^-20 below 5 in size, exact in float; the diagonal, which float would round, stays in
-// double). A fourth variant keeps everything in float but sums each lane's products with
-// Kahan's compensation, to show what the order and the rounding of the sum can and cannot
-// change.
+// arithmetic. Lesson 06's persistent loop (without its L2 policies), with A stored in S
+// and everything else (x, b, the diagonal, the sums) in T: float/float and double/double
+// as before, and the mixed variant, float A with double sums, x, b and diagonal, which
+// reads the bytes of float at the accuracy of double here (the generated off-diagonal
+// entries are multiples of 2^-20 below 5 in size, exact in float; the diagonal, which
+// float would round, stays in double). A fourth variant keeps everything in float but sums
+// each lane's products with Kahan's compensation, to show what the order and the rounding
+// of the sum can and cannot change.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/jor/07_mixed_precision/mixed_precision.cu -o mixed_precision
@@ -17,7 +17,11 @@
 //                         off the diagonal, which the sweep does not read from A)
 //   row_sum               a warp's off-diagonal sum of one row: A read as S, products and
 //                         sums in T (the exercise: where the conversions go)
-//   persistent_jor        lesson 06's kernel over <S, T, kKahan>, its sweep calling row_sum
+//   persistent_jor        lesson 06's loop over <S, T, kKahan>, its sweep calling row_sum;
+//                         row_sum keeps one 16-byte load of A in flight per lane (lesson
+//                         06's sweep keeps kSweepLoads = 2), so the launch bounds ask for
+//                         every warp slot: kMaxThreadsPerSm / kThreads blocks (on an H100
+//                         8 blocks, at most 32 registers)
 //   variants "float" (float only), "float, Kahan" (float only), "mixed" (double only: float A,
 //   double everything else), "double" (double only)
 // Shared (tut/jor_device.cuh): Vec16, load_x, add_product, record_sweep, the driver.
