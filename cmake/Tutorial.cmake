@@ -12,7 +12,8 @@
 #                                        synccheck (barriers, cooperative kernels), initcheck
 #              [TIMEOUT <seconds>]       per check run (grader and CTest), default 300
 #              [HOPPER_FEATURES])        compile for sm_90a as well (wgmma, TMA: Hopper-only
-#                                        instructions); the lesson skips on other GPUs
+#                                        instructions); the lesson and its checks skip (exit 77)
+#                                        on other GPUs
 #
 # For each tree (the exercises in TUT_LESSONS_DIR, the solutions in TUT_SOLUTIONS_DIR)
 # it builds, from <tree>/<track>/<lesson>/<source>:
@@ -137,6 +138,16 @@ function(tut_lesson track lesson source)
       add_executable(check-${t} ${CMAKE_SOURCE_DIR}/common/checks/${track}/check_${lesson}.cpp)
       target_link_libraries(check-${t} PRIVATE ${t}-obj tut_checks_gpu ${L_LIBS})
       target_compile_definitions(check-${t} PRIVATE TUT_LESSON_SOURCE="${src}" TUT_LESSON_ID="${track}/${lesson}")
+      if(L_HOPPER_FEATURES)
+        # sm_90a code runs on compute capability 9.0 only. On any other GPU the check program
+        # exits 77 (skipped) and says why, instead of running checks that cannot pass or
+        # passing checks that did not run: it gets its own main() (catch_main.cpp with the
+        # requirement), which, as an object of the executable, is linked in place of
+        # tut_checks_gpu's.
+        target_sources(check-${t} PRIVATE ${CMAKE_SOURCE_DIR}/common/checks/catch_main.cpp)
+        target_compile_definitions(check-${t} PRIVATE TUT_GPU_CHECKS TUT_CHECK_NEEDS_CC=90
+                                   "TUT_CHECK_NEEDS_WHAT=\"sm_90a code: wgmma, TMA\"")
+      endif()
       set_target_properties(check-${t} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/checks/${tree})
       set(check_json ", \"check_target\": \"check-${t}\", \"check_exe\": \"$<TARGET_FILE:check-${t}>\"")
       if(tree STREQUAL "solutions")

@@ -24,8 +24,10 @@ Writes, under --out:
   junit.xml      one <testsuite> per lesson, one <testcase> per check test case
   results.json   Gradescope's results format (score, tests with score, max_score, ...)
   logs/          build and run output per lesson, and the parallel build's log
-Without a GPU the checks report "skipped" (exit 77): such lessons score 0, marked
-skipped; --self-test then exits 77 too.
+Without a GPU the checks report "skipped" (exit 77), and so do the checks of a lesson
+built for one GPU architecture on any other (sgemm/16_wgmma needs compute capability 9.0):
+such lessons score 0, marked skipped with the reason; --self-test exits 77 when every
+lesson was skipped.
 """
 import argparse
 import concurrent.futures
@@ -87,6 +89,30 @@ class LessonResult:
     @property
     def full_marks(self):
         return self.status == "ok" and bool(self.exercise_cases()) and all(c.passed for c in self.exercise_cases())
+
+    @property
+    def skip_reason(self):
+        """Why a skipped lesson's checks did not run, from the SKIPPED line its check program
+        printed (common/checks/catch_main.cpp): "no GPU", "needs compute capability X.Y" (a
+        lesson built for one GPU architecture, on another), or "" when the line says neither."""
+        m = re.search(r"\bneeds? compute capability (\d+\.\d+)", self.detail or "")
+        if m:
+            return f"needs compute capability {m.group(1)}"
+        if re.search(r"need a CUDA GPU|no CUDA GPU|no GPU", self.detail or "", re.IGNORECASE):
+            return "no GPU"
+        return ""
+
+
+def skipped_name(r):
+    """The lesson's name in the reports, with why its checks were skipped."""
+    return r.name + (f" (skipped: {r.skip_reason})" if r.skip_reason else " (skipped)")
+
+
+def all_skipped_why(results):
+    """Why nothing was graded when every lesson was skipped."""
+    if all(r.skip_reason == "no GPU" for r in results):
+        return "these checks need a CUDA GPU; none is usable here"
+    return "no lesson's checks could run here (no usable CUDA GPU, or not the GPU a lesson needs)"
 
 
 # ---------------------------------------------------------------- JUnit parsing
@@ -536,9 +562,13 @@ def test_output(r):
     if r.status == "compile_error":
         lines += [r.detail, "", f"status: compile_error (the lesson's checks were not run: {POINTS_PER_LESSON:g} "
                                 "points lost)"]
-    elif r.status == "skipped":
+    elif r.status == "skipped" and r.skip_reason == "no GPU":
         lines += [f"SKIPPED: no CUDA GPU here, so this lesson's checks did not run; it compiled, and it scores 0 "
                   f"of {POINTS_PER_LESSON:g} until it is graded on a machine with a GPU.", r.detail]
+    elif r.status == "skipped":
+        lines += [f"SKIPPED: this lesson's checks cannot run here ({r.skip_reason or 'see below'}); it "
+                  f"compiled, and it scores 0 of {POINTS_PER_LESSON:g} until it is graded on a GPU that can run "
+                  "them.", r.detail]
     else:
         lines += [f"status: {r.status}"] + ([r.detail] if r.detail else [])
     for c in r.cases:
@@ -553,7 +583,7 @@ def gradescope_results(results, title, seconds=None, extra=None):
     top-level score, output and settings, one test per lesson."""
     tests = []
     for i, r in enumerate(results):
-        name = r.name + (" (skipped: no GPU)" if r.status == "skipped" else "")
+        name = skipped_name(r) if r.status == "skipped" else r.name
         tests.append({
             "name": name,
             "number": test_number(results, i),
@@ -575,10 +605,14 @@ def gradescope_results(results, title, seconds=None, extra=None):
     for r in results:
         statuses[r.status] = statuses.get(r.status, 0) + 1
     out = [f"{title}: {score:g} of {max_score:g} points ({len(results)} lesson(s), {POINTS_PER_LESSON:g} each)."]
-    skipped = statuses.get("skipped", 0)
-    if skipped:
-        out.append(f"No CUDA GPU was usable here: the checks of {skipped} lesson(s) were SKIPPED and score 0 "
+    no_gpu = sum(1 for r in results if r.status == "skipped" and r.skip_reason == "no GPU")
+    other_skips = statuses.get("skipped", 0) - no_gpu
+    if no_gpu:
+        out.append(f"No CUDA GPU was usable here: the checks of {no_gpu} lesson(s) were SKIPPED and score 0 "
                    "(those lessons compiled). Grade them on a machine with a GPU.")
+    if other_skips:
+        out.append(f"The checks of {other_skips} lesson(s) cannot run on this GPU and were SKIPPED; they score 0 "
+                   "(those lessons compiled). Their reports say which GPU they need.")
     if statuses.get("compile_error"):
         out.append(f"{statuses['compile_error']} lesson(s) did not compile: their reports begin with the errors.")
     data = {
@@ -762,7 +796,7 @@ def self_test(build_dir, out, only, tracks, jobs, run_jobs):
                               "grade of solutions tree (solutions)", run_jobs)
     print(f"self-test wall time: {time.monotonic() - start:.1f} s ({run_jobs} check programs at a time)")
     if all(r.status == "skipped" for r in pristine + solutions):
-        print("SKIPPED: the grader self-test needs a CUDA GPU to run the checks.")
+        print(f"SKIPPED: {all_skipped_why(pristine + solutions)}, so the grader self-test tested nothing.")
         return SKIP_EXIT
     problems = self_test_verdict(pristine, solutions)
     for p in problems:
@@ -826,7 +860,7 @@ def main(argv=None):
                     args.jobs, run_jobs)
     if results and all(r.status == "skipped" for r in results):
         if args.require_full:
-            print("SKIPPED: these checks need a CUDA GPU; none is usable here, so nothing was graded (0 points).")
+            print(f"SKIPPED: {all_skipped_why(results)}, so nothing was graded (0 points).")
         return SKIP_EXIT
     if args.require_full and not all(r.full_marks for r in results):
         return 1

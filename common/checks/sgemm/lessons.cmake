@@ -40,7 +40,8 @@ tut_lesson(sgemm 12_cp_async cp_async.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_sm
 tut_lesson(sgemm 13_tuning tuning.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
            "--sweep nope" TOUR_ARGS --sweep SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck racecheck)
 # Lessons 14-16: TF32 tensor cores (WMMA, mma.sync, Hopper wgmma with TMA), measured against
-# cuBLAS TF32. Lesson 16 is compiled for sm_90a as well (HOPPER_FEATURES) and skips on other GPUs.
+# cuBLAS TF32. Lesson 16 is compiled for sm_90a as well (HOPPER_FEATURES); on other GPUs the
+# program and its check executables exit 77 (skipped) and say why.
 tut_lesson(sgemm 14_wmma wmma.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
            SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck racecheck)
 tut_lesson(sgemm 15_mma_sync mma_sync.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}

@@ -146,10 +146,9 @@ inline void reference_cpu(int n, const std::vector<float>& A, const std::vector<
         }
 }
 
-/// A cuBLAS handle, by default in strict FP32 (CUBLAS_PEDANTIC_MATH: no tensor cores),
-/// and the reference product of the track. sgemm() uses the row-major trick:
-/// cuBLAS is column-major, and a row-major matrix read column-major is its transpose.
-/// So row-major C = A B is column-major C^T = B^T A^T: pass B first, then A.
+/// A cuBLAS handle, by default in strict FP32 (CUBLAS_PEDANTIC_MATH: no tensor cores), and
+/// sgemm(), the track's reference cuBLAS call: row-major C = A B. Lesson 08 derives the
+/// order of its operands.
 class Cublas {
   public:
     explicit Cublas(cublasMath_t mode = CUBLAS_PEDANTIC_MATH) {

@@ -1,6 +1,7 @@
 /// @file sgemm_tiles.cuh
 /// @brief Device plumbing of the SGEMM lessons from 09 on: edge-safe 16-byte loads and
-/// stores of row-major matrices, lesson 13's block swizzle, and `cp.async` wrappers.
+/// stores of row-major matrices, and `cp.async` wrappers. (Lesson 13's block swizzle, for
+/// the lessons after it, is in sgemm_swizzle.cuh.)
 ///
 /// Every lesson handles any N in 1..8192. Two things break at sizes that are not
 /// multiples of the tile: a tile hangs over the matrix's edge (its outside part must read
@@ -39,20 +40,6 @@ __device__ __forceinline__ void store4(float* __restrict__ M, int n, int row, in
     if (col + 1 < n) p[1] = v.y;
     if (col + 2 < n) p[2] = v.z;
     if (col + 3 < n) p[3] = v.w;
-}
-
-/// The block of C this thread block computes, as (column block, row block), with lesson 13's
-/// block swizzle: bands of `group_rows` block rows handed out column by column, so the blocks
-/// that run together share panels of A and B in L2 (lesson 13 derives it; its exercise writes
-/// its own copy). 1 or less: the launch order unchanged.
-__device__ __forceinline__ int2 swizzled_block(int group_rows) {
-    if (group_rows <= 1) return make_int2(blockIdx.x, blockIdx.y);
-    const int id = blockIdx.y * gridDim.x + blockIdx.x;
-    const int group = id / (group_rows * gridDim.x);
-    const int first_row = group * group_rows;
-    const int rows = min(group_rows, gridDim.y - first_row);
-    const int in_group = id % (group_rows * gridDim.x);
-    return make_int2(in_group / rows, first_row + in_group % rows);
 }
 
 // cp.async (compute capability 8.0+): a copy from global to shared memory that bypasses the

@@ -53,13 +53,13 @@ cublasHandle_t fp32_handle() {
 }
 
 cublasHandle_t tf32_handle() {
-    // TODO(exercise) part 2 of 2: this handle is made in tut::sgemm::Cublas's default math
-    //   mode, strict FP32, so the "tf32" variant computes exactly what "fp32" does. Allow it
-    //   to use the tensor cores on TF32-rounded inputs. In cuBLAS the math mode belongs to
-    //   the handle (cuBLAS documentation, "cublasSetMathMode()"); tut::sgemm::Cublas takes a
-    //   cublasMath_t when it is made. The checks require TF32's error to be clearly larger
-    //   than FP32's on a GPU that has TF32 tensor cores.
-    static tut::sgemm::Cublas handle;
+    static tut::sgemm::Cublas handle;  // strict FP32 (CUBLAS_PEDANTIC_MATH) when made
+    // TODO(exercise) part 2 of 2: as it stands the "tf32" variant computes exactly what
+    //   "fp32" does. Let this handle use the tensor cores on TF32-rounded inputs (the modes
+    //   are listed above fp32_handle()). In cuBLAS the math mode belongs to the handle and
+    //   can be changed at any time after it is made (cuBLAS documentation,
+    //   "cublasSetMathMode()"); check the call with TUT_CUBLAS. The checks require TF32's
+    //   error to be clearly larger than FP32's on a GPU that has TF32 tensor cores.
     return handle.handle();
 }
 

@@ -63,7 +63,7 @@ struct WarpTile {
     }
 };
 
-// 2 blocks per SM: 128 registers at most. Without the bound the compiler takes 130, and only
+// 2 blocks per SM: 128 registers at most. With no bound at all nvcc 13.0 takes 168, and only
 // one block of 256 threads fits an SM's 64 K registers.
 template <int kWM, int kWN>
 __global__ void __launch_bounds__(kThreads, 2) sgemm_warp_tiled(int n, const float* __restrict__ A,

@@ -41,7 +41,8 @@ cublasHandle_t fp32_handle() {
 }
 
 cublasHandle_t tf32_handle() {
-    static tut::sgemm::Cublas handle(CUBLAS_TF32_TENSOR_OP_MATH);
+    static tut::sgemm::Cublas handle;  // strict FP32 (CUBLAS_PEDANTIC_MATH) when made
+    TUT_CUBLAS(cublasSetMathMode(handle.handle(), CUBLAS_TF32_TENSOR_OP_MATH));
     return handle.handle();
 }
 

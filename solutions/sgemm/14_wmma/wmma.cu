@@ -19,6 +19,7 @@
 // C = A * B, N x N, row-major: element (i, j) lives at M[i * N + j].
 #include "tut/sgemm.hpp"
 #include "tut/sgemm_tiles.cuh"
+#include "tut/sgemm_swizzle.cuh"
 
 #include <mma.h>
 
