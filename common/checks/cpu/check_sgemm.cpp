@@ -56,6 +56,22 @@ TEST_CASE("sgemm: a variant that needs a newer GPU is skipped, and says why", "[
     CHECK(sg::runs_on(any, 0));  // no GPU at all: nothing to skip for the variant's sake
 }
 
+TEST_CASE("sgemm: a variant that needs more shared memory per block than the GPU offers is skipped, and says why",
+          "[sgemm]") {
+    sg::Variant big = sg::launch_shape(sg::kernel_variant("4 stages", fake_launcher, fake_kernel), 256, 200 * 1024);
+    CHECK(sg::runs_on(big, 90, 227 * 1024));
+    CHECK(sg::runs_on(big, 90, 200 * 1024));
+    CHECK_FALSE(sg::runs_on(big, 80, 163 * 1024));
+    CHECK(sg::runs_on(big, 80));  // the limit not known: not checked
+    CHECK(sg::why_skipped(big, 90, 227 * 1024).empty());
+    const std::string why = sg::why_skipped(big, 80, 163 * 1024);
+    CHECK(why.find("200 KB") != std::string::npos);
+    CHECK(why.find("163 KB") != std::string::npos);
+    big.min_compute_capability = 90;
+    big.needs = "wgmma";
+    CHECK(sg::why_skipped(big, 80, 163 * 1024).find("wgmma") != std::string::npos);  // the older GPU comes first
+}
+
 TEST_CASE("sgemm: the driver's options default to the track's conventions", "[sgemm]") {
     const sg::MainOptions options;
     CHECK(options.default_n == 4096);

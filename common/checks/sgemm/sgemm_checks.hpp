@@ -113,11 +113,13 @@ inline CheckProblem& problem(int n) {
     return *p;
 }
 
-/// False, with a warning saying why, for a variant this GPU is too old to run (lesson 08's TF32).
+/// False, with a warning saying why, for a variant this GPU cannot run: too old (lesson 08's
+/// TF32), or too little shared memory per block (lesson 15's 4 stages on an A100).
 inline bool runs_here(const Variant& v) {
     const int cc = tut::compute_capability();
-    if (tut::sgemm::runs_on(v, cc)) return true;
-    WARN("variant '" << v.name << "' " << tut::sgemm::why_skipped(v, cc));
+    const size_t shared = tut::sgemm::max_dynamic_shared_per_block();
+    if (tut::sgemm::runs_on(v, cc, shared)) return true;
+    WARN("variant '" << v.name << "' " << tut::sgemm::why_skipped(v, cc, shared));
     return false;
 }
 

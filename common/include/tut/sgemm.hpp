@@ -90,18 +90,37 @@ inline Variant library_variant(const std::string& name, Launcher run) {
     return v;
 }
 
-/// True when `v` can run on a GPU of this compute capability (major * 10 + minor).
-inline bool runs_on(const Variant& v, int compute_capability) {
-    return compute_capability >= v.min_compute_capability;
+/// The most dynamic shared memory one block may ask for on the current GPU (the opt-in
+/// limit); 0 when there is no GPU to ask.
+inline size_t max_dynamic_shared_per_block() {
+    int device = 0, bytes = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return static_cast<size_t>(bytes);
 }
 
-/// Why `v` does not run on a GPU of this compute capability (empty when it does).
-inline std::string why_skipped(const Variant& v, int compute_capability) {
-    if (runs_on(v, compute_capability)) return {};
-    const int need = v.min_compute_capability;
-    return "skipped: needs " + std::string(v.needs) + " (compute capability " + std::to_string(need / 10) + "." +
-           std::to_string(need % 10) + " or newer); this GPU is " + std::to_string(compute_capability / 10) + "." +
-           std::to_string(compute_capability % 10);
+/// True when `v` can run on a GPU of this compute capability (major * 10 + minor) whose
+/// blocks may have `shared_per_block` bytes of dynamic shared memory (0: not known, not
+/// checked; a variant's own need is its launch shape's dynamic_shared_bytes).
+inline bool runs_on(const Variant& v, int compute_capability, size_t shared_per_block = 0) {
+    return compute_capability >= v.min_compute_capability &&
+           (shared_per_block == 0 || v.dynamic_shared_bytes <= shared_per_block);
+}
+
+/// Why `v` does not run on such a GPU (empty when it does).
+inline std::string why_skipped(const Variant& v, int compute_capability, size_t shared_per_block = 0) {
+    if (runs_on(v, compute_capability, shared_per_block)) return {};
+    if (compute_capability < v.min_compute_capability) {
+        const int need = v.min_compute_capability;
+        return "skipped: needs " + std::string(v.needs) + " (compute capability " + std::to_string(need / 10) + "." +
+               std::to_string(need % 10) + " or newer); this GPU is " + std::to_string(compute_capability / 10) + "." +
+               std::to_string(compute_capability % 10);
+    }
+    return "skipped: needs " + std::to_string(v.dynamic_shared_bytes / 1024) +
+           " KB of shared memory per block; this GPU offers " + std::to_string(shared_per_block / 1024) + " KB";
 }
 
 /// Throws Unsupported unless 1 <= n <= kMaxN and n is a multiple of `multiple`.
@@ -403,6 +422,8 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
     return guarded_main(info.lesson, [&] {
         const DeviceFacts dev = device_facts();
         print_device_banner(dev);
+        const int cc = dev.cc_major * 10 + dev.cc_minor;
+        const size_t shared = dev.shared_per_block_optin;  // what a variant may ask for (runs_on)
         const size_t count = size_t(n) * n;
         if (auto why = device_memory_shortfall(6 * count * sizeof(float)); !why.empty())
             throw Unsupported("N = " + std::to_string(n) + " " + why);
@@ -428,8 +449,8 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
         double previous_ms = NAN;
         for (const Variant& v : variants) {
             if (!run.variant.empty() && v.name != run.variant) continue;
-            if (!runs_on(v, dev.cc_major * 10 + dev.cc_minor)) {
-                const std::string why = why_skipped(v, dev.cc_major * 10 + dev.cc_minor);
+            if (!runs_on(v, cc, shared)) {
+                const std::string why = why_skipped(v, cc, shared);
                 table.add_row({v.name, "-", "-", "-", "-", "-", "-", "-", "-", "skipped"});
                 std::printf("%s [%s]: %s\n", info.lesson, v.name.c_str(), why.c_str());
                 continue;
@@ -469,11 +490,10 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
             for (const Variant& candidate : variants)
                 if (candidate.name == options.sweep_variant) v = &candidate;
             if (!v) throw std::logic_error("sweep variant '" + options.sweep_variant + "' is not in the lesson");
-            if (runs_on(*v, dev.cc_major * 10 + dev.cc_minor))
+            if (runs_on(*v, cc, shared))
                 all_ok = size_sweep(info, run, *v, options.sweep_sizes, yardstick, cublas) && all_ok;
             else
-                std::printf("%s: size sweep skipped: %s\n", info.lesson,
-                            why_skipped(*v, dev.cc_major * 10 + dev.cc_minor).c_str());
+                std::printf("%s: size sweep skipped: %s\n", info.lesson, why_skipped(*v, cc, shared).c_str());
         }
         if (!all_ok) return 1;
         return options.after ? options.after(run, n) : 0;

@@ -283,25 +283,14 @@ __global__ void __launch_bounds__(kThreads, 1) sgemm_mma(int n, const float* __r
         mma_block<kStages, kAligned, true>(n, A, B, C, row0, col0);
 }
 
-// The most dynamic shared memory a block of this GPU may ask for; 0 when there is no GPU.
-size_t shared_memory_per_block() {
-    int device = 0, bytes = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
-    return size_t(bytes);
-}
-
 template <int kStages>
 void run_mma(int n, const float* A, const float* B, float* C) {
     tut::sgemm::require_size(n);
     constexpr size_t smem = smem_bytes(kStages);
-    if (smem > shared_memory_per_block())
+    if (smem > tut::sgemm::max_dynamic_shared_per_block())  // the driver and checks skip such a variant
         throw tut::Unsupported(std::to_string(kStages) + " stages need " + std::to_string(smem / 1024) +
                                " KB of shared memory per block; this GPU offers " +
-                               std::to_string(shared_memory_per_block() / 1024));
+                               std::to_string(tut::sgemm::max_dynamic_shared_per_block() / 1024));
     tut::sgemm::allow_dynamic_shared_memory(sgemm_mma<kStages, true>, smem);  // above 48 KB a kernel must ask
     tut::sgemm::allow_dynamic_shared_memory(sgemm_mma<kStages, false>, smem);
     const dim3 grid((n + kBN - 1) / kBN, (n + kBM - 1) / kBM);
@@ -334,15 +323,7 @@ int main(int argc, char** argv) {
     const tut::LessonInfo info{"sgemm", "15_mma_sync", "TF32 tensor cores through mma.sync, fragments by hand"};
     tut::sgemm::MainOptions options;
     options.tf32_library = true;  // the yardstick: cuBLAS on the TF32 tensor cores
-    // A GPU with less shared memory per block than a variant needs (an A100 for 4 stages) runs the others.
-    std::vector<tut::sgemm::Variant> variants;
-    for (const tut::sgemm::Variant& v : lesson::sgemm_variants()) {
-        const size_t have = shared_memory_per_block();
-        if (have == 0 || v.dynamic_shared_bytes <= have)
-            variants.push_back(v);
-        else
-            std::printf("%s [%s]: skipped: needs %zu KB of shared memory per block; this GPU offers %zu KB\n",
-                        info.lesson, v.name.c_str(), v.dynamic_shared_bytes / 1024, have / 1024);
-    }
-    return tut::sgemm::lesson_main(argc, argv, info, variants, options);
+    // A GPU with less shared memory per block than a variant needs (an A100 for 4 stages)
+    // skips that variant: its launch shape records what it needs.
+    return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants(), options);
 }
