@@ -1,48 +1,22 @@
 // Checks for sgemm/15_mma_sync: TF32 tensor cores through mma.sync with 2 and 4 cp.async stages (compute
 // capability 8.0 or newer; a variant that needs more shared memory per block than the GPU has, such as
-// 4 stages on an A100, is skipped with a warning); any N in 1..8192, as accurate as cuBLAS TF32.
+// 4 stages on an A100, is skipped with a warning by sgemm_checks' runs_here); any N in 1..8192, as
+// accurate as cuBLAS TF32.
 #include "sgemm_checks.hpp"
-
-#include <cuda_runtime.h>
 
 using namespace sgemm_checks;
 
-namespace {
-
-// False, with a warning, when the GPU lacks TF32 tensor cores or cannot give one block the
-// variant's shared memory.
-bool fits_here(const Variant& v) {
-    if (!runs_here(v)) return false;
-    int device = 0, bytes = 0;
-    TUT_CUDA(cudaGetDevice(&device));
-    TUT_CUDA(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    if (v.dynamic_shared_bytes <= size_t(bytes)) return true;
-    WARN("variant '" << v.name << "' skipped: needs " << v.dynamic_shared_bytes / 1024
-                     << " KB of shared memory per block; this GPU offers " << bytes / 1024 << " KB");
-    return false;
-}
-
-void check_all_that_fit(const std::vector<int>& sizes) {
-    const auto variants = lesson::sgemm_variants();
-    REQUIRE(!variants.empty());
-    for (const Variant& v : variants)
-        if (fits_here(v))
-            for (int n : sizes) check_correct(v, n);
-}
-
-}  // namespace
-
 TEST_CASE("sgemm/15_mma_sync matches the CPU reference at tiny sizes and sizes that are not multiples of the tile",
           "[exercise]") {
-    check_all_that_fit(kSmallSizes);
-    check_all_that_fit({4, 7, 127, 129, 255});  // N % 4 != 0: rows not 16-byte aligned; overhanging block tiles
+    check_all_correct(kSmallSizes);
+    check_all_correct({4, 7, 127, 129, 255});  // N % 4 != 0: rows not 16-byte aligned; overhanging block tiles
 }
 
 TEST_CASE("sgemm/15_mma_sync matches cuBLAS at N = 1000, 4095, 4096, 4097 and 8192", "[exercise]") {
-    check_all_that_fit({1000});
-    check_all_that_fit(kTourSizes);
+    check_all_correct({1000});
+    check_all_correct(kTourSizes);
     const Variant main_variant = variant_named("mma.sync 4 stages");
-    if (fits_here(main_variant))
+    if (runs_here(main_variant))  // 4 stages need more shared memory per block than an A100 has
         check_correct(main_variant, kLargestSize);
     else
         check_correct(variant_named("mma.sync 2 stages"), kLargestSize);
