@@ -5,9 +5,10 @@
 # the grading container and could read them.
 #   autograder/build_zip.sh [-o autograder.zip] [--tracks sgemm,cg] [--only sgemm/01_naive]...
 # --tracks and --only choose what an assignment grades (written to autograder/config.json
-# in the zip; run_autograder's TUT_AG_TRACKS and TUT_AG_ONLY override them).
+# in the zip; run_autograder's TUT_AG_TRACKS and TUT_AG_ONLY override them). With both,
+# each --only lesson must belong to one of the --tracks.
 set -euo pipefail
-usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 cd "$(dirname "$0")/.."
 out=autograder.zip
 tracks=""
@@ -26,6 +27,10 @@ for t in ${tracks//,/ }; do
 done
 for l in ${only[@]+"${only[@]}"}; do
   [ -d "lessons/$l" ] || { echo "build_zip.sh: no lesson '$l' in lessons/" >&2; exit 2; }
+  # a lesson of a track the zip does not build would never be graded
+  if [ -n "$tracks" ] && [[ ",$tracks," != *",${l%%/*},"* ]]; then
+    echo "build_zip.sh: --only $l is not in --tracks $tracks" >&2; exit 2
+  fi
 done
 case "$out" in /*) ;; *) out="$PWD/$out" ;; esac
 

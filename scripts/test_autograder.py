@@ -199,6 +199,33 @@ class Submission(unittest.TestCase):
         self.assertEqual(sorted(submitted), ["cg/01_sample", "sgemm/01_naive"])
         self.assertIn("matched by name", notes[0])
 
+    def test_a_name_shared_by_two_lessons_is_not_guessed(self):
+        for track, lesson in (("cg", "08_persistent"), ("jor", "06_persistent")):
+            d = self.ag.SOURCE / "lessons" / track / lesson
+            d.mkdir(parents=True)
+            (d / "persistent.cu").write_text("// starter\n")
+        self.put("persistent.cu")
+        self.put("naive.cu")
+        submitted, notes = self.ag.assemble([], [])
+        self.assertEqual(submitted, ["sgemm/01_naive"])
+        self.assertEqual(self.graded("cg", "08_persistent", "persistent.cu"), "// starter\n")
+        self.assertEqual(self.graded("jor", "06_persistent", "persistent.cu"), "// starter\n")
+        note = next(n for n in notes if "'persistent.cu' was NOT graded" in n)
+        self.assertIn("cg/08_persistent, jor/06_persistent", note)
+        # its folder decides: the lesson's own name, or the track's
+        shutil.rmtree(self.ag.SUBMISSION)
+        self.put("week4/08_persistent/persistent.cu", "// cg\n")
+        self.put("uploads/jor/persistent.cu", "// jor\n")
+        submitted, notes = self.ag.assemble([], [])
+        self.assertEqual(sorted(submitted), ["cg/08_persistent", "jor/06_persistent"])
+        self.assertEqual(self.graded("cg", "08_persistent", "persistent.cu"), "// cg\n")
+        self.assertEqual(self.graded("jor", "06_persistent", "persistent.cu"), "// jor\n")
+        self.assertFalse(any("NOT graded" in n for n in notes))
+        # only one of them in the assignment: no ambiguity
+        shutil.rmtree(self.ag.SUBMISSION)
+        self.put("persistent.cu")
+        self.assertEqual(self.ag.assemble(["jor"], [])[0], ["jor/06_persistent"])
+
     def test_tracks_and_only_limit_what_is_reported(self):
         self.put("lessons/sgemm/01_naive/naive.cu")
         _, notes = self.ag.assemble(["sgemm"], ["sgemm/01_naive"])
@@ -211,6 +238,44 @@ class Submission(unittest.TestCase):
 
 
 class AutograderFailure(unittest.TestCase):
+    def test_a_malformed_config_still_gives_valid_results(self):
+        for text in ("{not json", '["sgemm"]', '{"tracks": "sgemm"}'):
+            with tempfile.TemporaryDirectory() as d:
+                d = Path(d)
+                (d / "source" / "autograder").mkdir(parents=True)
+                (d / "source" / "autograder" / "config.json").write_text(text)
+                (d / "submission").mkdir()
+                env = dict(os.environ, AUTOGRADER_ROOT=str(d), TUT_AG_SOURCE=str(d / "source"))
+                env.pop("TUT_AG_TRACKS", None)
+                env.pop("TUT_AG_ONLY", None)
+                proc = subprocess.run([sys.executable, str(AUTOGRADER / "run_autograder")], env=env,
+                                      capture_output=True, text=True, timeout=60)
+                self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+                data = json.loads((d / "results" / "results.json").read_text())
+                self.assertEqual(validate_gradescope(data), [], text)
+                self.assertEqual(data["score"], 0.0)
+                self.assertIn("configuration", data["output"], text)
+
+    def test_an_unforeseen_error_still_gives_valid_results(self):
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            (d / "source" / "lessons" / "sgemm" / "01_naive").mkdir(parents=True)
+            (d / "source" / "lessons" / "sgemm" / "01_naive" / "naive.cu").write_text("//\n")
+            (d / "source" / "scripts").mkdir()
+            # a grader whose results.json is not JSON
+            (d / "source" / "scripts" / "grade.py").write_text(
+                "import sys, pathlib\nout = pathlib.Path(sys.argv[sys.argv.index('--out') + 1])\n"
+                "out.mkdir(parents=True)\n(out / 'results.json').write_text('{truncated')\n")
+            (d / "submission").mkdir()
+            env = dict(os.environ, AUTOGRADER_ROOT=str(d), TUT_AG_SOURCE=str(d / "source"))
+            proc = subprocess.run([sys.executable, str(AUTOGRADER / "run_autograder")], env=env, capture_output=True,
+                                  text=True, timeout=60)
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+            data = json.loads((d / "results" / "results.json").read_text())
+            self.assertEqual(validate_gradescope(data), [])
+            self.assertEqual(data["score"], 0.0)
+            self.assertIn("internal error", data["output"])
+
     def test_a_grader_that_stops_early_still_gives_valid_results(self):
         with tempfile.TemporaryDirectory() as d:
             d = Path(d)
@@ -248,10 +313,12 @@ class Zip(unittest.TestCase):
             self.assertEqual(conf, {"tracks": ["sgemm"], "only": ["sgemm/01_naive"]})
 
     def test_bad_arguments(self):
-        for args in (["--tracks", "nosuch"], ["--only", "sgemm/99_none"], ["--bogus"], ["-o"]):
+        for args in (["--tracks", "nosuch"], ["--only", "sgemm/99_none"], ["--bogus"], ["-o"],
+                     ["--tracks", "sgemm,bandwidth", "--only", "cg/01_sample"]):
             proc = subprocess.run(["bash", str(AUTOGRADER / "build_zip.sh"), *args], capture_output=True, text=True,
                                   timeout=60)
             self.assertEqual(proc.returncode, 2, args)
+            self.assertIn("build_zip.sh", proc.stderr)
 
 
 class Classroom(unittest.TestCase):
@@ -282,6 +349,12 @@ class Classroom(unittest.TestCase):
         self.assertEqual(len(ids), len(lessons))
         runners = re.search(r"runners: (\S+)", workflow).group(1).split(",")
         self.assertEqual(runners, ids)
+        # install-deps stops without nvcc, so the toolkit is installed first
+        toolkit, deps = "autograder/install-cuda-toolkit.sh", "scripts/install-deps"
+        setup = data["tests"][0]["setup"]
+        self.assertLess(setup.index(toolkit), setup.index(deps))
+        tools = re.search(r"^        run: (.*install-deps.*)$", workflow, re.M).group(1)
+        self.assertLess(tools.index(toolkit), tools.index(deps))
         for sid in ids:
             self.assertIn(f"{sid.upper()}_RESULTS: \"${{{{steps.{sid}.outputs.result}}}}\"", workflow)
         try:

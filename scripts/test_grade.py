@@ -1,6 +1,8 @@
 """CPU tests of the grader's own logic: JUnit parsing, scoring, reports, the self-test
 verdict, compile errors first (on captured build logs), the parallel build's flags and
 the per-lesson phase (with stand-in check programs)."""
+import contextlib
+import io
 import json
 import os
 import stat
@@ -61,6 +63,26 @@ class Scoring(unittest.TestCase):
         r = lesson([grade.CaseResult("[exercise] checks (crashed: signal 11)", "exercise", False)], "crashed")
         self.assertEqual(r.score, 0)
 
+    def test_baseline_crash_or_timeout_fails_the_lesson(self):
+        # the exercise cases passed, then the program crashed (or hung) in its baseline run:
+        # 0 points, as --require-full counts it, and the report says why
+        for status in ("crashed", "timeout"):
+            r = lesson([grade.CaseResult("a", "exercise", True),
+                        grade.CaseResult(f"[baseline] checks ({status})", "baseline", False)], status)
+            r.detail = f"[baseline] checks {status}"
+            self.assertEqual(r.score, 0)
+            self.assertFalse(r.full_marks)
+            test = grade.gradescope_results([r], "t")["tests"][0]
+            self.assertEqual((test["score"], test["status"]), (0, "failed"))
+            self.assertIn("program itself", test["output"])
+            self.assertIn("fails the whole lesson", test["output"])
+
+    def test_score_is_full_exactly_when_full_marks(self):
+        cases = [grade.CaseResult("a", "exercise", True), grade.CaseResult("b", "baseline", False)]
+        for status in ("ok", "compile_error", "crashed", "timeout", "skipped", "no_checks"):
+            r = lesson(list(cases), status)
+            self.assertEqual(r.score == grade.POINTS_PER_LESSON, r.full_marks, status)
+
 
 class Reports(unittest.TestCase):
     def test_junit_and_gradescope_json(self):
@@ -91,6 +113,24 @@ class Reports(unittest.TestCase):
             failure = suites[1].find("testcase/failure")
             self.assertEqual(failure.get("message"), "sgemm/05_shared_tiling/shared_tiling.cu:12: error: x")
 
+    def test_junit_counts_match_the_test_cases_written(self):
+        no_exercise = grade.LessonResult("cg", "02_jacobi", status="no_checks", detail="no [exercise] test case found")
+        no_exercise.cases = [grade.CaseResult("b1", "baseline", True), grade.CaseResult("b2", "baseline", False)]
+        skipped_late = grade.LessonResult("cg", "03_x", status="skipped", detail="SKIPPED: no GPU")
+        skipped_late.cases = [grade.CaseResult("a", "exercise", True)]
+        results = [no_exercise, skipped_late,
+                   grade.LessonResult("cg", "04_y", status="compile_error", detail="x.cu:1: error: y"),
+                   lesson([grade.CaseResult("a", "exercise", True), grade.CaseResult("b", "exercise", False)])]
+        with tempfile.TemporaryDirectory() as d:
+            grade.write_reports(results, Path(d), "test")
+            suites = ET.parse(Path(d) / "junit.xml").getroot().findall("testsuite")
+        counts = [(s.get("tests"), s.get("failures"), s.get("skipped")) for s in suites]
+        self.assertEqual(counts, [("3", "2", "0"), ("2", "0", "1"), ("1", "1", "0"), ("2", "1", "0")])
+        for s in suites:
+            cases = s.findall("testcase")
+            self.assertEqual(int(s.get("tests")), len(cases))
+            self.assertEqual(int(s.get("failures")), sum(c.find("failure") is not None for c in cases))
+
 
 class SelfTest(unittest.TestCase):
     def test_verdict(self):
@@ -105,6 +145,19 @@ class SelfTest(unittest.TestCase):
         self.assertTrue(any("no [exercise]" in p for p in grade.self_test_verdict([untested], [solution_ok])))
         skipped = lesson([], "skipped")
         self.assertEqual(grade.self_test_verdict([skipped], [skipped]), [])
+
+    def test_tally_counts_each_tree_on_its_own(self):
+        # the same lesson failing in both trees is two failures, not one
+        leaky = lesson([grade.CaseResult("a", "exercise", True)])
+        broken = lesson([grade.CaseResult("a", "exercise", False)])
+        self.assertEqual(grade.self_test_tally([leaky], [broken]), (0, 2, 0))
+        pristine_ok = lesson([grade.CaseResult("a", "exercise", False)])
+        solution_ok = lesson([grade.CaseResult("a", "exercise", True)])
+        other = grade.LessonResult("sgemm", "02_unified_memory")
+        other.cases = [grade.CaseResult("a", "exercise", True)]  # a pristine exercise that passes
+        skipped = lesson([], "skipped")
+        self.assertEqual(grade.self_test_tally([pristine_ok, other, skipped], [solution_ok, solution_ok, skipped]),
+                         (3, 1, 2))
 
 
 class CompileErrorsFirst(unittest.TestCase):
@@ -215,6 +268,27 @@ class CompileErrorsFirst(unittest.TestCase):
         self.assertIn("50 more lines in the full log", text)
 
 
+def write_cache(build_dir, lessons=None, solutions=None, tracks=None, checks="ON"):
+    """A CMakeCache.txt with the grader's settings, the defaults unless given."""
+    want = grade.build_settings()
+    lines = [f"TUT_LESSONS_DIR:PATH={lessons or want['TUT_LESSONS_DIR']}",
+             f"TUT_SOLUTIONS_DIR:PATH={solutions or want['TUT_SOLUTIONS_DIR']}",
+             f"TUT_TRACKS:STRING={tracks or want['TUT_TRACKS']}", "CMAKE_GENERATOR:INTERNAL=Ninja"]
+    if checks is not None:
+        lines.append(f"TUT_BUILD_CHECKS:BOOL={checks}")
+    (Path(build_dir) / "CMakeCache.txt").write_text("\n".join(lines) + "\n")
+
+
+def fake_build_dir(d):
+    """A build dir configured as the grader wants it, with a manifest of two lessons."""
+    write_cache(d)
+    entries = [{"tree": tree, "track": "sgemm", "lesson": lesson, "source": f"/x/{tree}/sgemm/{lesson}/k.cu",
+                "check_target": f"check-{tree}-sgemm-{lesson}", "check_exe": "/nonexistent"}
+               for tree in ("lessons", "solutions") for lesson in ("01_naive", "02_unified_memory")]
+    (Path(d) / "tut_manifest.json").write_text(json.dumps(entries))
+    (Path(d) / "tut_build_info.json").write_text('{"catch_major": 3}')
+
+
 class BadInput(unittest.TestCase):
     def test_usage_errors_exit_2(self):
         for argv in (["--tracks", "nosuch"], ["--lessons-dir", "/nonexistent/lessons"], ["--jobs", "0"],
@@ -227,6 +301,60 @@ class BadInput(unittest.TestCase):
                 finally:
                     sys.stderr = old
             self.assertEqual(ctx.exception.code, 2, argv)
+
+    def test_only_names_a_lesson_not_in_the_build(self):
+        with tempfile.TemporaryDirectory() as d:
+            fake_build_dir(d)
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                with self.assertRaises(SystemExit) as ctx:
+                    grade.main(["--build-dir", d, "--out", str(Path(d, "out")), "--only", "sgemm/01_naive",
+                                "--only", "sgemm/01_naiv"])
+        self.assertEqual(ctx.exception.code, 2)
+        text = err.getvalue()
+        self.assertIn("not in the build", text)
+        self.assertIn("sgemm/01_naiv", text)
+        self.assertIn("did you mean sgemm/01_naive", text)
+        self.assertIn("sgemm: 01_naive 02_unified_memory", text)
+
+
+class SelfTestTracks(unittest.TestCase):
+    def test_self_test_keeps_the_tracks_of_its_build(self):
+        seen = []
+
+        def fake_prepare(build_dir, trees, only, lessons_dir=None, tracks=None, **kw):
+            seen.append(tracks)
+            raise SystemExit(0)
+
+        saved = grade.prepare
+        grade.prepare = fake_prepare
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                write_cache(d, tracks="sgemm;cg")
+                for argv, want in ((["--self-test"], ["sgemm", "cg"]), (["--self-test", "--tracks", "jor"], ["jor"])):
+                    with self.assertRaises(SystemExit):
+                        grade.main(argv + ["--build-dir", d, "--out", str(Path(d, "out"))])
+                    self.assertEqual(seen.pop(), want)
+        finally:
+            grade.prepare = saved
+
+
+class BuildOnly(unittest.TestCase):
+    def run_build_only(self, rc, timed_out):
+        saved = grade.build_all
+        grade.build_all = lambda *a: (rc, timed_out)
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                fake_build_dir(d)
+                with contextlib.redirect_stdout(io.StringIO()):
+                    return grade.main(["--build-dir", d, "--out", str(Path(d, "out")), "--build-only"])
+        finally:
+            grade.build_all = saved
+
+    def test_exit_code_says_whether_the_build_succeeded(self):
+        self.assertEqual(self.run_build_only(0, False), 0)
+        self.assertEqual(self.run_build_only(1, False), 1)
+        self.assertEqual(self.run_build_only(-9, True), 1)
 
 
 class ParallelBuild(unittest.TestCase):
@@ -244,13 +372,54 @@ class ParallelBuild(unittest.TestCase):
             self.assertTrue(grade.needs_configure(d))
             (Path(d) / "tut_manifest.json").write_text("[]")
             lessons = str(Path(d, "lessons").resolve())
-            (Path(d) / "CMakeCache.txt").write_text(f"TUT_LESSONS_DIR:PATH={lessons}\nTUT_SOLUTIONS_DIR:PATH={lessons}\n"
-                                                     "TUT_TRACKS:STRING=sgemm;cg\n")
-            self.assertFalse(grade.needs_configure(d))
+            write_cache(d, lessons=lessons, solutions=lessons, tracks="sgemm;cg")
             self.assertFalse(grade.needs_configure(d, Path(d, "lessons"), ["sgemm", "cg"], Path(d, "lessons")))
-            self.assertTrue(grade.needs_configure(d, tracks=["sgemm"]))
-            self.assertTrue(grade.needs_configure(d, solutions_dir=Path(d, "solutions")))
-            self.assertTrue(grade.needs_configure(d, lessons_dir=Path(d, "mine")))
+            self.assertTrue(grade.needs_configure(d, Path(d, "lessons"), ["sgemm"], Path(d, "lessons")))
+            self.assertTrue(grade.needs_configure(d, Path(d, "lessons"), ["sgemm", "cg"], Path(d, "solutions")))
+            self.assertTrue(grade.needs_configure(d, Path(d, "mine"), ["sgemm", "cg"], Path(d, "lessons")))
+
+    def test_defaults_are_compared_too(self):
+        with tempfile.TemporaryDirectory() as d:
+            (Path(d) / "tut_manifest.json").write_text("[]")
+            write_cache(d)
+            self.assertFalse(grade.needs_configure(d))
+            # configured for a student's tree: a plain run grades lessons/ again
+            write_cache(d, lessons="/tmp/stud")
+            self.assertTrue(grade.needs_configure(d))
+            self.assertFalse(grade.needs_configure(d, lessons_dir="/tmp/stud"))
+            # a subset of the tracks, where all are wanted
+            write_cache(d, tracks="sgemm")
+            self.assertTrue(grade.needs_configure(d))
+            # the tour's build: no checks
+            for value in ("OFF", "0", "FALSE"):
+                write_cache(d, checks=value)
+                self.assertTrue(grade.needs_configure(d), value)
+            write_cache(d, checks="TRUE")
+            self.assertFalse(grade.needs_configure(d))
+            write_cache(d, checks=None)
+            self.assertTrue(grade.needs_configure(d))
+
+    def test_configure_passes_every_setting(self):
+        calls = []
+
+        class Done:
+            returncode, stdout = 0, ""
+
+        saved = grade.subprocess.run
+        grade.subprocess.run = lambda cmd, **kw: calls.append(cmd) or Done()
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                grade.configure(d)
+                grade.configure(d, "/tmp/stud", ["cg"], "/tmp/sol")
+        finally:
+            grade.subprocess.run = saved
+        defaults, given = calls
+        for arg in ("-DTUT_BUILD_CHECKS=ON", f"-DTUT_LESSONS_DIR={grade.REPO.resolve() / 'lessons'}",
+                    "-DTUT_TRACKS=" + ";".join(grade.default_tracks())):
+            self.assertIn(arg, defaults)
+        for arg in ("-DTUT_BUILD_CHECKS=ON", f"-DTUT_LESSONS_DIR={Path('/tmp/stud').resolve()}",
+                    f"-DTUT_SOLUTIONS_DIR={Path('/tmp/sol').resolve()}", "-DTUT_TRACKS=cg"):
+            self.assertIn(arg, given)
 
     def test_job_counts_are_positive(self):
         self.assertGreaterEqual(grade.available_cpus(), 1)
@@ -270,8 +439,10 @@ if behaviour == "skip":
     sys.exit(77)
 if behaviour == "crash" and kind == "exercise":
     sys.exit(134)
+if behaviour == "crash_baseline" and kind == "baseline":
+    sys.exit(134)
 time.sleep(0.2)
-ok = behaviour == "pass" or kind == "baseline"
+ok = behaviour in ("pass", "crash_baseline") or kind == "baseline"
 case = '<testcase name="{{0}} case"/>' if ok else '<testcase name="{{0}} case"><failure message="x">bad</failure></testcase>'
 open(out, "w").write('<testsuites><testsuite name="t">' + case.format(kind) + '</testsuite></testsuites>')
 sys.exit(0 if ok else 1)
@@ -283,7 +454,7 @@ class PerLessonPhase(unittest.TestCase):
 
     def test_results_keep_manifest_order_and_statuses(self):
         behaviours = {"01_pass": "pass", "02_fail": "fail", "03_broken": None, "04_skip": "skip", "05_crash": "crash",
-                      "06_pass": "pass"}
+                      "06_pass": "pass", "07_crash_baseline": "crash_baseline"}
         with tempfile.TemporaryDirectory() as d:
             d = Path(d)
             entries = []
@@ -304,23 +475,33 @@ class PerLessonPhase(unittest.TestCase):
 
             saved = grade.build_lesson, grade.catch_major
             grade.build_lesson, grade.catch_major = fake_build, lambda build_dir: 2
+            console = io.StringIO()
             try:
-                with open(os.devnull, "w") as quiet:
-                    old, sys.stdout = sys.stdout, quiet
-                    try:
-                        results = grade.grade_entries("lessons", entries, d, d / "out", "demo", run_jobs=3)
-                    finally:
-                        sys.stdout = old
+                with contextlib.redirect_stdout(console):
+                    results = grade.grade_entries("lessons", entries, d, d / "out", "demo", run_jobs=3)
             finally:
                 grade.build_lesson, grade.catch_major = saved
             self.assertEqual([r.lesson for r in results], list(behaviours))
-            self.assertEqual([r.status for r in results], ["ok", "ok", "compile_error", "skipped", "crashed", "ok"])
-            self.assertEqual([r.score for r in results], [10.0, 0.0, 0.0, 0.0, 0.0, 10.0])
+            self.assertEqual([r.status for r in results],
+                             ["ok", "ok", "compile_error", "skipped", "crashed", "ok", "crashed"])
+            self.assertEqual([r.score for r in results], [10.0, 0.0, 0.0, 0.0, 0.0, 10.0, 0.0])
             data = json.loads((d / "out" / "results.json").read_text())
             self.assertEqual(validate_gradescope(data), [])
             self.assertEqual(data["score"], 20.0)
             self.assertTrue(data["tests"][2]["output"].startswith("demo/03_broken/x.cu:3: error: oops"))
             self.assertIn("phase_seconds", data["extra_data"])
+            # the console has the report of every lesson without full points (GitHub Classroom
+            # shows nothing else), compile errors first, and none of the others
+            out = console.getvalue()
+            for r, test in zip(results, data["tests"]):
+                header = f"---- demo/{r.lesson}: "
+                if r.full_marks:
+                    self.assertNotIn(header, out)
+                else:
+                    self.assertIn(header, out)
+                    self.assertIn(test["output"], out)
+            self.assertIn("demo/03_broken/x.cu:3: error: oops", out)
+            self.assertLess(out.index("---- demo/"), out.index("\ndemo\n"))  # before the score table
 
 
 if __name__ == "__main__":

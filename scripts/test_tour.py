@@ -1,10 +1,19 @@
-"""CPU tests of the tour's table logic."""
+"""CPU tests of the tour: its table logic, and its handling of bad input and of a host
+without a GPU (fake device_info and lesson programs in a temporary build directory)."""
+import contextlib
+import io
+import json
+import os
+import subprocess
 import sys
+import tempfile
 import unittest
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tour  # noqa: E402
+
+TESTDATA = Path(__file__).resolve().parent / "testdata"
 
 
 def rec(lesson, variant, value, track="sgemm"):
@@ -66,9 +75,12 @@ class RegenerateDocs(unittest.TestCase):
     def test_every_results_file_feeds_plots_readme_and_lesson_tables(self):
         calls = []
         real_sh = tour.sh
-        tour.sh = lambda cmd, **kw: calls.append([str(c) for c in cmd])
+        def fake_sh(cmd, **kw):
+            calls.append([str(c) for c in cmd])
+            return subprocess.CompletedProcess(cmd, 0)
+        tour.sh = fake_sh
         try:
-            tour.regenerate_docs(Path(__file__).resolve().parent / "testdata" / "results")
+            self.assertEqual(tour.regenerate_docs(TESTDATA / "results"), 0)
         finally:
             tour.sh = real_sh
         scripts = [Path(c[1]).name for c in calls]
@@ -82,12 +94,132 @@ class RegenerateDocs(unittest.TestCase):
     def test_docs_only_runs_no_program(self):
         seen = []
         real = tour.regenerate_docs
-        tour.regenerate_docs = seen.append
+        tour.regenerate_docs = lambda d: seen.append(d) or 0
         try:
             self.assertEqual(tour.main(["--docs-only", "--results-dir", "somewhere", "--build-dir", "/nonexistent"]), 0)
         finally:
             tour.regenerate_docs = real
         self.assertEqual(seen, [Path("somewhere")])
+
+
+def quiet(fn, *args):
+    """(return value, stderr) of fn(*args), its stdout discarded."""
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        rc = fn(*args)
+    return rc, err.getvalue()
+
+
+class DocsFailures(unittest.TestCase):
+    def test_a_folder_without_results_files_is_an_error(self):
+        with tempfile.TemporaryDirectory() as empty:
+            rc, err = quiet(tour.main, ["--docs-only", "--results-dir", empty])
+        self.assertEqual(rc, 2)
+        self.assertIn("no results files", err)
+
+    def test_a_failing_generator_is_named_and_fails_the_tour(self):
+        real_sh = tour.sh
+        tour.sh = lambda cmd, **kw: subprocess.CompletedProcess(cmd, 2 if "lesson_tables.py" in str(cmd[1]) else 0)
+        try:
+            rc, err = quiet(tour.regenerate_docs, TESTDATA / "results")
+        finally:
+            tour.sh = real_sh
+        self.assertEqual(rc, 1)
+        self.assertIn("lesson_tables.py (exit 2)", err)
+        self.assertNotIn("plots.py", err)
+
+
+def fake_program(path, body):
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(0o755)
+
+
+DEVICE = {"gpu": "Fake GPU", "cuda": "13.0", "date": "2030-01-01"}
+
+
+class Run(unittest.TestCase):
+    """main() against a temporary build directory: a manifest, a fake device_info and fake
+    lesson programs (shell scripts), so that nothing is compiled and no GPU is needed."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.build = Path(self.tmp.name) / "build"
+        self.results = Path(self.tmp.name) / "results"
+        self.build.mkdir()
+        (self.build / "CMakeCache.txt").write_text("")
+        self.sh_calls = []
+        self.real_sh = tour.sh
+
+    def tearDown(self):
+        tour.sh = self.real_sh
+        self.tmp.cleanup()
+
+    def lesson(self, track, lesson, body):
+        exe = self.build / f"{track}-{lesson}"
+        fake_program(exe, body)
+        return {"tree": "solutions", "track": track, "lesson": lesson, "target": f"solutions-{track}-{lesson}",
+                "exe": str(exe), "tour_args": []}
+
+    def write_manifest(self, entries):
+        (self.build / "tut_manifest.json").write_text(json.dumps(entries))
+
+    def device_info(self, body):
+        fake_program(self.build / "device_info", body)
+
+    def main(self, *extra, build=True):
+        def fake_sh(cmd, **kw):  # records cmake calls; runs the lesson programs
+            if str(cmd[0]) == "cmake":
+                self.sh_calls.append([str(c) for c in cmd])
+                return subprocess.CompletedProcess(cmd, 0)
+            return self.real_sh(cmd, **kw)
+        tour.sh = fake_sh
+        args = ["--build-dir", str(self.build), "--results-dir", str(self.results), "--no-docs", *extra]
+        return quiet(tour.main, args + ([] if build else ["--no-build"]))
+
+    def test_no_build_of_a_missing_build_dir_is_one_line(self):
+        rc, err = quiet(tour.main, ["--no-build", "--build-dir", os.path.join(self.tmp.name, "none")])
+        self.assertEqual(rc, 2)
+        self.assertEqual(len(err.strip().splitlines()), 1)
+        self.assertIn("tut_manifest.json not found", err)
+
+    def test_an_unknown_track_is_refused_before_anything_is_built(self):
+        self.write_manifest([self.lesson("sgemm", "01_naive", "exit 0")])
+        rc, err = self.main("--tracks", "sgem")
+        self.assertEqual(rc, 2)
+        self.assertIn("unknown track(s) sgem", err)
+        self.assertIn("sgemm", err)
+        self.assertEqual(self.sh_calls, [])
+        self.assertFalse(self.results.exists())
+
+    def test_without_a_gpu_only_device_info_is_built(self):
+        self.write_manifest([self.lesson("sgemm", "01_naive", "exit 0")])
+        self.device_info("echo 'SKIPPED: no CUDA GPU' >&2; exit 77")
+        rc, _ = self.main()
+        self.assertEqual(rc, tour.SKIP_EXIT)
+        self.assertEqual(len(self.sh_calls), 1)
+        self.assertEqual(self.sh_calls[0][-2:], ["--target", "device_info"])
+        self.assertFalse(self.results.exists())
+
+    def test_a_run_without_records_leaves_the_results_file_alone(self):
+        self.write_manifest([self.lesson("sgemm", "01_naive", "exit 3")])
+        self.device_info(f"echo '{json.dumps(DEVICE)}'")
+        self.results.mkdir()
+        old = self.results / "Fake_GPU.json"
+        old.write_text('{"date": "earlier"}\n')
+        rc, err = self.main(build=False)
+        self.assertEqual(rc, 1)
+        self.assertIn("left as it was", err)
+        self.assertEqual(old.read_text(), '{"date": "earlier"}\n')
+
+    def test_records_are_written(self):
+        record = {"track": "sgemm", "lesson": "01_naive", "variant": "v", "value": 1.0, "unit": "GFLOP/s"}
+        self.write_manifest([self.lesson("sgemm", "01_naive", f"echo '{json.dumps(record)}' >> \"$2\"")])
+        self.device_info(f"echo '{json.dumps(DEVICE)}'")
+        rc, _ = self.main()
+        self.assertEqual(rc, 0)
+        self.assertEqual([c[-1] for c in self.sh_calls], ["device_info", "solutions-sgemm-01_naive"])
+        written = json.loads((self.results / "Fake_GPU.json").read_text())
+        self.assertEqual(written["records"], [record])
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ lesson's best. The JSON holds, at the top, gpu, cuda, date and the device's ceil
 then one record per lesson variant (see common/include/tut/report.hpp). Afterwards the
 SVG plots (docs/plots/), the README's results table and the lesson READMEs' measured
 tables are regenerated from every results file in --results-dir (one per GPU).
-Without a GPU it says so and exits 77.
+Without a GPU it builds only device_info, says so and exits 77. Bad input (a build
+directory that is not configured, an unknown track, no results files) exits 2.
 """
 import argparse
 import json
@@ -126,6 +127,10 @@ def print_tour(results):
             print_table(f"[{t}] what each kernel uses of an SM (occupancy: resident warps / the SM's maximum)",
                         ["lesson", "variant", "size", "registers", "shared B", "occupancy"], resources)
     print_jor_summary(records)
+    if results.get("skipped"):
+        print("\nSKIPPED runs (the program names what this GPU lacks):")
+        for f in results["skipped"]:
+            print(f"  {f['track']}/{f['lesson']}")
     if results.get("failures"):
         print("\nFAILED runs:")
         for f in results["failures"]:
@@ -171,9 +176,26 @@ def print_jor_summary(records):
                         f"{4096 if typ == 'float' else 2048})", ["N", "best CPU", "fastest GPU", "GPU speedup"], rows)
 
 
+def fail(message, code=2):
+    """One line on stderr instead of a traceback; returns the exit code."""
+    print(f"tour: {message}", file=sys.stderr)
+    return code
+
+
+def configure(build):
+    """Configures `build` as scripts/tour always has: Release, no checks and no docs (so
+    that the tour needs neither Catch2 nor Doxygen), Ninja when it is installed."""
+    gen = ["-G", "Ninja"] if shutil.which("ninja") else []
+    return sh(["cmake", "-S", REPO, "-B", build, *gen, "-DCMAKE_BUILD_TYPE=Release",
+               "-DTUT_BUILD_CHECKS=OFF", "-DTUT_BUILD_DOCS=OFF"]).returncode
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--build-dir", default=str(REPO / "build"))
+    # No abbreviations: scripts/tour spots --help and --docs-only by their full names.
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 allow_abbrev=False)
+    ap.add_argument("--build-dir", default=str(REPO / "build"),
+                    help="configured here (without checks and docs) when it has no CMakeCache.txt")
     ap.add_argument("--tracks", default="", help="comma-separated subset of tracks (default: all built)")
     ap.add_argument("--results-dir", default=str(REPO / "results"))
     ap.add_argument("--no-build", action="store_true", help="use the binaries already in --build-dir")
@@ -185,23 +207,31 @@ def main(argv=None):
                          "results files already in --results-dir (after a tour run with --no-docs)")
     args = ap.parse_args(argv)
     if args.docs_only:
-        regenerate_docs(Path(args.results_dir))
-        return 0
+        return regenerate_docs(Path(args.results_dir))
     build = Path(args.build_dir)
 
-    if not args.no_build:
-        if not (build / "CMakeCache.txt").exists():
-            gen = ["-G", "Ninja"] if shutil.which("ninja") else []
-            if sh(["cmake", "-S", REPO, "-B", build, *gen]).returncode:
-                return 1
-    manifest = json.loads((build / "tut_manifest.json").read_text())
-    tracks = [t for t in args.tracks.split(",") if t]
-    entries = [e for e in manifest if e["tree"] == "solutions" and (not tracks or e["track"] in tracks)]
-    if not args.no_build:
-        targets = ["device_info"] + [e["target"] for e in entries]
-        if sh(["cmake", "--build", build, "--target", *targets]).returncode:
+    if not args.no_build and not (build / "CMakeCache.txt").exists():
+        if configure(build):
             return 1
+    manifest_file = build / "tut_manifest.json"
+    if not manifest_file.exists():
+        return fail(f"{manifest_file} not found: {build} is not a configured build of this project"
+                    + (" (leave out --no-build to configure and build it)" if args.no_build else ""))
+    manifest = json.loads(manifest_file.read_text())
+    built = list(dict.fromkeys(e["track"] for e in manifest if e["tree"] == "solutions"))
+    tracks = [t for t in args.tracks.split(",") if t]
+    unknown = [t for t in tracks if t not in built]
+    if unknown:
+        return fail(f"unknown track(s) {', '.join(unknown)}; the tracks of {build}: {', '.join(built) or 'none'}")
+    entries = [e for e in manifest if e["tree"] == "solutions" and (not tracks or e["track"] in tracks)]
+    if not entries:
+        return fail(f"{build} has no solutions to run")
 
+    # device_info alone first: without a GPU the tour stops before compiling any solution.
+    if not args.no_build and sh(["cmake", "--build", build, "--target", "device_info"]).returncode:
+        return 1
+    if not (build / "device_info").exists():
+        return fail(f"{build / 'device_info'} not found (leave out --no-build to build it)")
     info = subprocess.run([str(build / "device_info")], capture_output=True, text=True)
     if info.returncode == SKIP_EXIT:
         print(info.stderr.strip() or "SKIPPED: no CUDA GPU")
@@ -211,10 +241,13 @@ def main(argv=None):
         print(info.stdout, info.stderr)
         return 1
     device = json.loads(info.stdout)
+    if not args.no_build:
+        if sh(["cmake", "--build", build, "--target", *[e["target"] for e in entries]]).returncode:
+            return 1
 
     jsonl = build / "tour_records.jsonl"
     jsonl.unlink(missing_ok=True)
-    failures = []
+    failures, skipped = [], []
     t0 = time.time()
     for e in entries:
         name = f"{e['track']}/{e['lesson']}"
@@ -222,18 +255,27 @@ def main(argv=None):
         cmd = [e["exe"], "--json", str(jsonl), *e.get("tour_args", [])]
         try:
             p = sh(cmd, timeout=args.timeout)
-            if p.returncode != 0:
+            if p.returncode == SKIP_EXIT:  # the lesson needs what this GPU lacks, and said so
+                skipped.append({"track": e["track"], "lesson": e["lesson"], "why": "skipped on this GPU (exit 77)"})
+            elif p.returncode != 0:
                 failures.append({"track": e["track"], "lesson": e["lesson"], "why": f"exit code {p.returncode}"})
         except subprocess.TimeoutExpired:
             failures.append({"track": e["track"], "lesson": e["lesson"], "why": f"timed out after {args.timeout} s"})
+        except OSError as err:  # a program missing from the build (--no-build)
+            failures.append({"track": e["track"], "lesson": e["lesson"], "why": err.strerror or str(err)})
     print(f"\n(tour ran {len(entries)} programs in {time.time() - t0:.0f} s)")
 
     records = [json.loads(line) for line in jsonl.read_text().splitlines() if line.strip()] if jsonl.exists() else []
-    results = {"gpu": device["gpu"], "cuda": device["cuda"], "date": device["date"], "device": device,
-               "records": records, "failures": failures}
     out_dir = Path(args.results_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / gpu_file_name(device["gpu"])
+    if not records:
+        # A run that measured nothing must not replace the last good results (nor their date).
+        for f in failures:
+            print(f"  {f['track']}/{f['lesson']}: {f['why']}")
+        return fail(f"no program wrote a record; {out} left as it was", 1)
+    results = {"gpu": device["gpu"], "cuda": device["cuda"], "date": device["date"], "device": device,
+               "records": records, "failures": failures, "skipped": skipped}
+    out_dir.mkdir(parents=True, exist_ok=True)
     if tracks and out.exists():  # a partial tour updates only its tracks' records
         old = json.loads(out.read_text())
         kept = [r for r in old.get("records", []) if r["track"] not in tracks]
@@ -245,21 +287,30 @@ def main(argv=None):
     print_tour(results)
     print(f"\nwrote {out}")
 
-    if not args.no_docs:
-        regenerate_docs(out_dir)
-    return 1 if failures else 0
+    docs = 0 if args.no_docs else regenerate_docs(out_dir)
+    return 1 if failures or docs else 0
 
 
 def regenerate_docs(results_dir):
     """Redraws what is generated from every results file of `results_dir` (one per GPU):
-    the plots, the README's results table and every lesson README's measured table."""
+    the plots, the README's results table and every lesson README's measured table.
+    Returns the exit code: 2 when the folder has no results file, 1 when a generator fails."""
     files = rj.results_files(str(results_dir))
+    if not files:
+        # The generators would fall back to results/ (or stop with a usage error).
+        return fail(f"no results files (*.json) in {results_dir}")
     steps = (("plots.py", files + ["--out", REPO / "docs" / "plots"]),
              ("readme_table.py", files + ["--readme", REPO / "README.md"]),
              ("lesson_tables.py", ["--results", *files]))
+    failed = []
     for script, script_args in steps:
         if (REPO / "scripts" / script).exists():
-            sh([sys.executable, REPO / "scripts" / script, *script_args])
+            rc = sh([sys.executable, REPO / "scripts" / script, *script_args]).returncode
+            if rc:
+                failed.append(f"{script} (exit {rc})")
+    if failed:
+        return fail(f"regenerating the docs failed: {', '.join(failed)}", 1)
+    return 0
 
 
 if __name__ == "__main__":
