@@ -72,6 +72,40 @@ TEST_CASE("sgemm: a variant that needs more shared memory per block than the GPU
     CHECK(sg::why_skipped(big, 80, 163 * 1024).find("wgmma") != std::string::npos);  // the older GPU comes first
 }
 
+TEST_CASE("sgemm: the checks skip a lesson unless the GPU runs every variant, and say why", "[sgemm]") {
+    // Lesson 15's variants: both need sm_80, 4 stages 192 KB of shared memory per block.
+    std::vector<sg::Variant> variants;
+    for (int stages : {2, 4}) {
+        sg::Variant v = sg::launch_shape(sg::kernel_variant("mma.sync " + std::to_string(stages) + " stages",
+                                                            fake_launcher, fake_kernel),
+                                         256, size_t(stages) * 48 * 1024);
+        v.min_compute_capability = 80;
+        v.needs = "TF32 tensor cores";
+        variants.push_back(v);
+    }
+    CHECK(sg::unmet_needs(variants, 90, 227 * 1024).empty());  // H100, H200: everything runs
+    CHECK(sg::unmet_needs({}, 75, 64 * 1024).empty());
+
+    const std::string a100 = sg::unmet_needs(variants, 80, 163 * 1024);  // 4 stages do not fit
+    CHECK(a100 == "variant 'mma.sync 4 stages' needs 192 KB of shared memory per block; this GPU offers 163 KB");
+
+    const std::string t4 = sg::unmet_needs(variants, 75, 64 * 1024);  // neither runs: one line each
+    CHECK(t4 ==
+          "variant 'mma.sync 2 stages' needs compute capability 8.0 or newer (TF32 tensor cores); this GPU is 7.5\n"
+          "variant 'mma.sync 4 stages' needs compute capability 8.0 or newer (TF32 tensor cores); this GPU is 7.5");
+
+    // Lesson 08: FP32 runs anywhere, TF32 does not, so the lesson is skipped on a 7.5 GPU.
+    sg::Variant tf32 = sg::library_variant("tf32", fake_launcher);
+    tf32.min_compute_capability = 80;
+    tf32.needs = "TF32 tensor cores";
+    const std::vector<sg::Variant> lesson08{sg::library_variant("fp32", fake_launcher), tf32};
+    CHECK(sg::unmet_needs(lesson08, 80, 163 * 1024).empty());
+    const std::string old_gpu = sg::unmet_needs(lesson08, 75, 64 * 1024);
+    CHECK(old_gpu.find("'fp32'") == std::string::npos);
+    // The words the grader (scripts/grade.py) reads as the reason for the skip.
+    CHECK(old_gpu.find("'tf32' needs compute capability 8.0") != std::string::npos);
+}
+
 TEST_CASE("sgemm: the driver's options default to the track's conventions", "[sgemm]") {
     const sg::MainOptions options;
     CHECK(options.default_n == 4096);

@@ -16,7 +16,7 @@ namespace {
 // The compile-time-N variants ("unroll=U", the exercise) or the runtime-n one (lesson 01's kernel).
 std::vector<Variant> variants(bool compile_time) {
     std::vector<Variant> out;
-    for (const Variant& v : lesson::sgemm_variants())
+    for (const Variant& v : lesson_variants())
         if ((v.name.rfind("unroll=", 0) == 0) == compile_time) out.push_back(v);
     return out;
 }

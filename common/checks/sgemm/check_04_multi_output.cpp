@@ -10,7 +10,7 @@ namespace {
 // The variants with more than one output per thread (the exercise), or the one with one.
 std::vector<Variant> variants(bool multi) {
     std::vector<Variant> out;
-    for (const Variant& v : lesson::sgemm_variants())
+    for (const Variant& v : lesson_variants())
         if ((v.name != "multi=1") == multi) out.push_back(v);
     return out;
 }

@@ -1,5 +1,5 @@
-// Checks for sgemm/14_wmma: TF32 tensor cores through WMMA (compute capability 8.0 or newer; skipped with a
-// warning before); any N in 1..8192, as accurate as cuBLAS TF32.
+// Checks for sgemm/14_wmma: TF32 tensor cores through WMMA (compute capability 8.0 or newer; on an older GPU
+// the whole program is skipped, exit 77, with the reason); any N in 1..8192, as accurate as cuBLAS TF32.
 #include "sgemm_checks.hpp"
 
 using namespace sgemm_checks;

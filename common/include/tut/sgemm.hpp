@@ -110,17 +110,36 @@ inline bool runs_on(const Variant& v, int compute_capability, size_t shared_per_
            (shared_per_block == 0 || v.dynamic_shared_bytes <= shared_per_block);
 }
 
-/// Why `v` does not run on such a GPU (empty when it does).
-inline std::string why_skipped(const Variant& v, int compute_capability, size_t shared_per_block = 0) {
+/// What `v` needs that such a GPU lacks (empty when it runs there), e.g. "needs compute
+/// capability 8.0 or newer (TF32 tensor cores); this GPU is 7.5". The words "needs compute
+/// capability X.Y" are the ones the grader (scripts/grade.py) reads as the reason for a skip.
+inline std::string unmet_need(const Variant& v, int compute_capability, size_t shared_per_block = 0) {
     if (runs_on(v, compute_capability, shared_per_block)) return {};
     if (compute_capability < v.min_compute_capability) {
         const int need = v.min_compute_capability;
-        return "skipped: needs " + std::string(v.needs) + " (compute capability " + std::to_string(need / 10) + "." +
-               std::to_string(need % 10) + " or newer); this GPU is " + std::to_string(compute_capability / 10) + "." +
+        return "needs compute capability " + std::to_string(need / 10) + "." + std::to_string(need % 10) +
+               " or newer (" + v.needs + "); this GPU is " + std::to_string(compute_capability / 10) + "." +
                std::to_string(compute_capability % 10);
     }
-    return "skipped: needs " + std::to_string(v.dynamic_shared_bytes / 1024) +
+    return "needs " + std::to_string(v.dynamic_shared_bytes / 1024) +
            " KB of shared memory per block; this GPU offers " + std::to_string(shared_per_block / 1024) + " KB";
+}
+
+/// Why `v` does not run on such a GPU (empty when it does).
+inline std::string why_skipped(const Variant& v, int compute_capability, size_t shared_per_block = 0) {
+    const std::string need = unmet_need(v, compute_capability, shared_per_block);
+    return need.empty() ? need : "skipped: " + need;
+}
+
+/// One line "variant 'name' needs ..." for each of `variants` that such a GPU cannot run;
+/// empty when it runs them all. The checks skip a lesson whose list is not empty.
+inline std::string unmet_needs(const std::vector<Variant>& variants, int compute_capability,
+                               size_t shared_per_block = 0) {
+    std::string out;
+    for (const Variant& v : variants)
+        if (const std::string need = unmet_need(v, compute_capability, shared_per_block); !need.empty())
+            out += (out.empty() ? "" : "\n") + ("variant '" + v.name + "' " + need);
+    return out;
 }
 
 /// Throws Unsupported unless 1 <= n <= kMaxN and n is a multiple of `multiple`.
@@ -388,7 +407,8 @@ inline bool size_sweep(const LessonInfo& info, const RunOptions& run, const Vari
 
 /// The main() of every SGEMM lesson: parse options, run the cuBLAS baseline and each
 /// variant, check it, time it, print the table and append JSON records. A variant that
-/// needs a newer GPU is listed as skipped, with the reason.
+/// needs a newer GPU is listed as skipped, with the reason; when no selected variant ran,
+/// the program exits with kSkipExitCode (a run that measured nothing has not succeeded).
 inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std::vector<Variant>& variants,
                        const MainOptions& options = {}) {
     const std::vector<int>& supported_n = options.supported_n;
@@ -446,6 +466,7 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
         Table table({"variant", "regs", "smem B", "occ", "time ms", "GFLOP/s", "% cuBLAS", "% peak", "speedup",
                      "check"});
         bool all_ok = true;
+        int ran = 0;
         double previous_ms = NAN;
         for (const Variant& v : variants) {
             if (!run.variant.empty() && v.name != run.variant) continue;
@@ -455,6 +476,7 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
                 std::printf("%s [%s]: %s\n", info.lesson, v.name.c_str(), why.c_str());
                 continue;
             }
+            ++ran;
             const std::string range_name = std::string(info.track) + "/" + info.lesson + "/" + v.name;
             const std::string verdict = run.check() ? check_run(info, v, p, dC, all_ok) : "skipped";
             Timing t;
@@ -485,6 +507,14 @@ inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std:
                            fmt("%.3f", gflops(n, 1.0) / library_gflops * 1.0), fmt("%.0f", library_gflops), "100.0%",
                            percent(library_gflops / yardstick.peak_gflops), "-", "-"});
         table.print();
+        if (ran == 0) {
+            std::fflush(stdout);  // the reasons above, before this line on stderr
+            std::fprintf(stderr,
+                         "%s: skipped: no selected variant runs on this GPU (the reasons are above). Exit code %d "
+                         "means skipped.\n",
+                         info.lesson, kSkipExitCode);
+            return kSkipExitCode;
+        }
         if (sweep && !run.profile) {
             const Variant* v = nullptr;
             for (const Variant& candidate : variants)
