@@ -155,11 +155,17 @@ tut::Comparison compare_on_device(const float* got, const float* ref, size_t cou
         c.first_bad = t.first_bad;
         c.first_got = value_at(got, t.first_bad);
         c.first_ref = value_at(ref, t.first_bad);
-        c.worst = t.worst;
-        c.worst_got = value_at(got, t.worst);
-        c.worst_ref = value_at(ref, t.worst);
-        const double s = scale ? value_at(scale, t.worst) : std::fmax(std::fabs(c.worst_ref), 1.0);
-        c.worst_allowed = tolerance * s;
+        // When every failing element's ratio is NaN (a NaN or infinite reference or scale),
+        // no element is the worst: worst_kernel matches none and leaves ~0. As in
+        // tut::compare(), worst then stays SIZE_MAX with zero values, and the first failing
+        // element, read above, is the diagnosis; ~0 is no index to read.
+        if (t.worst != ~0ull) {
+            c.worst = t.worst;
+            c.worst_got = value_at(got, t.worst);
+            c.worst_ref = value_at(ref, t.worst);
+            const double s = scale ? value_at(scale, t.worst) : std::fmax(std::fabs(c.worst_ref), 1.0);
+            c.worst_allowed = tolerance * s;
+        }
     }
     c.bad = t.bad;
     c.nonfinite = t.nonfinite;

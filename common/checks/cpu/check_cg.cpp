@@ -1,14 +1,16 @@
 // CPU checks of the CG track's host side (tut/cg_matrix.hpp, tut/cg.hpp): the problem
 // generator, the Matrix Market reader (good and malformed files), the double-precision
-// reference CG, the Jacobi refusal, the bandwidth floor, the shared-results file, the
-// test matrix spd100.mtx, lesson 08's on-chip limit and the shared copy of lesson 05's
-// kernel. No GPU needed.
+// reference CG, the Jacobi refusal, the solvers' size limit, the bandwidth floor, the
+// shared-results file, the test matrix spd100.mtx, lesson 08's on-chip limit and the
+// shared copy of lesson 05's kernel. No GPU needed.
 #include "catch.hpp"
 #include "tut/cg.hpp"
 
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -187,6 +189,36 @@ TEST_CASE("cg Jacobi: a zero, missing or negative diagonal is refused, naming th
     REQUIRE(d[1] == 0.25f);
 }
 
+TEST_CASE("cg solvers' size limit: more than 2^30 rows is refused before any work", "[cg]") {
+    // The kernels' int indices step by a grid stride; kMaxRows keeps every step below INT_MAX.
+    REQUIRE(kMaxRows == 1 << 30);
+    REQUIRE(kMaxNonzeros == 1ll << 30);
+    REQUIRE(int64_t(kMaxRows) * 2 - 1 <= INT_MAX);  // the last index plus a stride of up to n
+    Csr A;  // only the shape: the check refuses it before it looks at the arrays
+    A.rows = A.cols = kMaxRows + 1;
+    std::string message;
+    try {
+        require_solvable(A);
+    } catch (const tut::Unsupported& e) {
+        message = e.what();
+    }
+    INFO("message: " << message);
+    REQUIRE(message.find("1073741825 rows") != std::string::npos);
+    REQUIRE(message.find("at most 1073741824") != std::string::npos);
+    A.rows = A.cols = INT_MAX;
+    REQUIRE_THROWS_AS(require_solvable(A), tut::Unsupported);
+    // At the limit the size is accepted (this one then fails as malformed: no row_ptr).
+    A.rows = A.cols = kMaxRows;
+    message.clear();
+    try {
+        require_solvable(A);
+    } catch (const tut::Unsupported& e) {
+        message = e.what();
+    }
+    REQUIRE(message.find("malformed CSR") != std::string::npos);
+    require_solvable(diagonal_matrix({1.0f, 2.0f}));
+}
+
 TEST_CASE("cg Matrix Market: good files", "[cg][mtx]") {
     SECTION("general, with comments, blank lines, any case, integer values") {
         const Csr A = read("%%MatrixMarket Matrix Coordinate Integer General\n% a comment\n\n2 2 4\n1 1 4\n1 2 -1\n2 1 -1\n2 2 3\n");
@@ -249,6 +281,20 @@ TEST_CASE("cg Matrix Market: malformed files are refused with the line named", "
     require_refused(head + "0 0 0\n", 2, "must be >= 1");
     require_refused(head + "2 3 1\n1 1 1\n", 2, "square");
     require_refused(head + "2 2 3\n1 1 1\n2 2 1\n", 5, "promises 3 entries");
+    // More entries than positions: refused on the size line, whatever the count (the
+    // second would overflow a doubling for the mirrored triangle).
+    require_refused(head + "2 2 5\n1 1 1\n", 2, "more than the 4 positions");
+    require_refused(sym + "2 2 4\n1 1 1\n", 2, "more than the 3 positions");
+    require_refused(sym + "3 3 4611686018427387904\n1 1 1\n", 2, "positions");
+    require_refused(sym + "2147483647 2147483647 4611686018427387904\n1 1 1\n", 2, "positions");
+    require_refused(head + "2147483647 2147483647 9223372036854775807\n1 1 1\n", 2, "positions");
+    // Possible counts, too many for 32-bit CSR indices (the mirrored triangle counts twice).
+    require_refused(head + "100000 100000 2147483648\n1 1 1\n", 2, "too large for 32-bit");
+    require_refused(sym + "100000 100000 1073741824\n1 1 1\n", 2, "too large for 32-bit");
+    // A short file that promises billions of entries: refused where it ends, not by the
+    // allocator reserving room for them.
+    require_refused(head + "50000 50000 2000000000\n1 1 1\n", 4, "promises 2000000000 entries");
+    require_refused(sym + "50000 50000 1073741823\n1 1 1\n", 4, "promises 1073741823 entries");
     require_refused(head + "2 2 1\n1 1 1\n2 2 1\n", 4, "more entries");
     require_refused(head + "2 2 1\n3 1 1\n", 3, "outside the 2 x 2");
     require_refused(head + "2 2 1\n0 1 1\n", 3, "outside");

@@ -9,6 +9,7 @@
 #include "tut/sgemm.hpp"
 #include "tut/timer.hpp"
 
+#include <climits>
 #include <cmath>
 #include <limits>
 
@@ -73,6 +74,54 @@ TEST_CASE("cli: bad input is refused with a message naming the option", "[cli]")
         cli.parse(a.argc(), a.argv());
     } catch (const tut::UsageError& e) {
         CHECK(std::string(e.what()).find("--n") != std::string::npos);
+    }
+}
+
+TEST_CASE("cli: whole numbers, reals and lists are strictly decimal", "[cli]") {
+    tut::Cli cli("prog", "test");
+    long long n = 7;
+    double r = 0.5;
+    std::vector<long long> list{1};
+    cli.add_int("n", &n, "size", -100, 100);
+    cli.add_real("r", &r, "a real", -1, 1);
+    cli.add_int_list("list", &list, "a list", 0, 9);
+    for (auto bad : std::vector<Args>{{"--n", " 42"}, {"--n", "\t42"}, {"--n", "+42"}, {"--n", "42 "}, {"--n", "-"},
+                                      {"--n", "0x10"}, {"--n", "--5"}, {"--r", " 0.5"}, {"--r", "+0.5"},
+                                      {"--r", "0x1p-3"}, {"--r", "0X.8"}, {"--r", "inf"}, {"--r", "nan"},
+                                      {"--r", "-"}, {"--r", "."}, {"--r", "1e"}, {"--r", "1e+"}, {"--r", "0.5 "},
+                                      {"--r", "1e400"}, {"--r", ""}, {"--list", "1,2,"}, {"--list", ",1"},
+                                      {"--list", "1,,2"}, {"--list", ","}, {"--list", ""}, {"--list", "1, 2"},
+                                      {"--list", "+1"}}) {
+        INFO("argv: " << bad.words[1] << " '" << (bad.words.size() > 2 ? bad.words[2] : "") << "'");
+        CHECK_THROWS_AS(cli.parse(bad.argc(), bad.argv()), tut::UsageError);
+    }
+    Args good{"--n", "-42", "--r", "-.5", "--list", "0,9,3"};
+    REQUIRE(cli.parse(good.argc(), good.argv()));
+    CHECK(n == -42);
+    CHECK(r == -0.5);
+    CHECK(list == std::vector<long long>{0, 9, 3});
+    // Exponents, either case and sign; a subnormal is its value, not "out of range".
+    CHECK(tut::parse_real("1e-6", 0, 1, "--r") == 1e-6);
+    CHECK(tut::parse_real("2.5E+0", 0, 3, "--r") == 2.5);
+    CHECK(tut::parse_real("5.", 0, 9, "--r") == 5.0);
+    CHECK(tut::parse_real("5e-324", 0, 1, "--r") == std::numeric_limits<double>::denorm_min());
+    CHECK(tut::parse_real("1e-310", 0, 1, "--r") == 1e-310);
+    CHECK_THROWS_AS(tut::parse_real("5e-324", 1e-300, 1, "--tol"), tut::UsageError);  // below lo
+    CHECK(tut::parse_integer("0", 0, 0, "--n") == 0);
+    CHECK(tut::parse_integer("-9223372036854775808", LLONG_MIN, 0, "--n") == LLONG_MIN);
+    CHECK_THROWS_AS(tut::parse_integer("9223372036854775808", 0, LLONG_MAX, "--n"), tut::UsageError);
+    try {
+        tut::parse_integer("+42", 0, 100, "--n");
+        FAIL("+42 was accepted");
+    } catch (const tut::UsageError& e) {
+        CHECK(std::string(e.what()) == "--n: '+42' is not a whole number");
+    }
+    try {
+        Args a{"--list", "1,2,"};
+        cli.parse(a.argc(), a.argv());
+        FAIL("1,2, was accepted");
+    } catch (const tut::UsageError& e) {
+        CHECK(std::string(e.what()).find("--list: '1,2,'") == 0);
     }
 }
 

@@ -57,6 +57,19 @@ SolveOptions default_options(StopRule stop) {
     return opt;
 }
 
+/// The lesson's variants. There must be at least one, and each must have a factory for
+/// float or double: the checks skip a type without one, so an empty list (or a variant with
+/// no factory) would otherwise pass every check without solving anything.
+inline std::vector<Variant> lesson_variants() {
+    std::vector<Variant> variants = lesson::jor_variants();
+    REQUIRE(!variants.empty());
+    for (const Variant& v : variants) {
+        INFO("variant '" << v.name << "' has neither make_float nor make_double");
+        REQUIRE((v.make_float || v.make_double));
+    }
+    return variants;
+}
+
 /// Solves matrix 0 of each size twice (the second solve catches state left behind).
 template <class T>
 void check_solves(const Variant& v, const std::vector<int>& sizes) {
@@ -90,7 +103,7 @@ void check_solves(const Variant& v, const std::vector<int>& sizes) {
 
 /// Every variant of the lesson, both types, all of kSizes.
 inline void check_all_solve(const std::vector<int>& sizes = kSizes) {
-    for (const Variant& v : lesson::jor_variants()) {
+    for (const Variant& v : lesson_variants()) {
         check_solves<float>(v, sizes);
         check_solves<double>(v, sizes);
     }
@@ -120,7 +133,7 @@ void check_diverges(const Variant& v, int n) {
 
 /// 37: the scalar path (not a multiple of the vector width); 64: the vector path.
 inline void check_all_diverge() {
-    for (const Variant& v : lesson::jor_variants())
+    for (const Variant& v : lesson_variants())
         for (int n : {37, 64}) {
             check_diverges<float>(v, n);
             check_diverges<double>(v, n);
@@ -166,7 +179,7 @@ void check_refuses(const Variant& v) {
 }
 
 inline void check_all_refuse() {
-    for (const Variant& v : lesson::jor_variants()) {
+    for (const Variant& v : lesson_variants()) {
         check_refuses<float>(v);
         check_refuses<double>(v);
     }

@@ -520,13 +520,23 @@ inline int transfers_main(int argc, char** argv, const LessonInfo& info) {
             const size_t bytes = static_cast<size_t>(sizes[s]);
             if (run.check()) {
                 // pageable -> device -> device -> pinned, and pinned -> device -> pageable: exact.
+                // Both device buffers are poisoned (0xFF) before each chain: either may already
+                // hold the source's bytes (from the first chain, or a smaller size's timing), and
+                // a transfer that wrote nothing would then pass. The memsets go before the
+                // copies on the same (default) stream, outside any timing.
+                auto poison_device = [&] {
+                    TUT_CUDA(cudaMemset(device_a.get(), 0xFF, bytes));
+                    TUT_CUDA(cudaMemset(device_b.get(), 0xFF, bytes));
+                };
                 std::memset(pinned_b.get(), 0, bytes);
                 std::memset(pageable_b.data(), 0, bytes);
+                poison_device();
                 lesson::transfer(Direction::HostToDevice, device_a.get(), pageable_a.data(), bytes);
                 lesson::transfer(Direction::DeviceToDevice, device_b.get(), device_a.get(), bytes);
                 lesson::transfer(Direction::DeviceToHost, pinned_b.get(), device_b.get(), bytes);
                 TUT_CUDA(cudaDeviceSynchronize());
                 bool ok = std::memcmp(pinned_b.get(), pageable_a.data(), bytes) == 0;
+                poison_device();
                 lesson::transfer(Direction::HostToDevice, device_b.get(), pinned_a.get(), bytes);
                 lesson::transfer(Direction::DeviceToHost, pageable_b.data(), device_b.get(), bytes);
                 TUT_CUDA(cudaDeviceSynchronize());

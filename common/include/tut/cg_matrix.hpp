@@ -212,7 +212,8 @@ struct MatrixMarketOptions {
 /// `symmetric` (the stored triangle is mirrored). `pattern`, `complex`, `array`,
 /// `hermitian` and `skew-symmetric` are refused. Every problem is reported as
 /// MatrixMarketError "NAME:LINE: what is wrong", never a crash: a bad or missing header,
-/// a bad size line, a non-number, an index out of range, a duplicate entry, too few or too
+/// a bad size line (one that promises more entries than the matrix has positions
+/// included), a non-number, an index out of range, a duplicate entry, too few or too
 /// many entries, a non-square matrix or (general files) an entry without an equal mirror.
 inline Csr read_matrix_market(std::istream& in, const std::string& name, MatrixMarketOptions opt = {}) {
     auto fail = [&](long line, const std::string& what) -> MatrixMarketError {
@@ -258,12 +259,24 @@ inline Csr read_matrix_market(std::istream& in, const std::string& name, MatrixM
             throw fail(line_no, "malformed size line '" + line + "': expected three whole numbers 'rows columns entries'");
         if (rows < 1 || cols < 1 || entries < 0)
             throw fail(line_no, "size line: rows and columns must be >= 1 and entries >= 0");
-        if (rows > INT_MAX || cols > INT_MAX || (symmetric ? 2 * entries : entries) > INT_MAX)
-            throw fail(line_no, "matrix too large for 32-bit CSR indices");
+        if (rows > INT_MAX || cols > INT_MAX) throw fail(line_no, "matrix too large for 32-bit CSR indices");
         if (opt.require_square && rows != cols)
             throw fail(line_no, "the matrix is " + std::to_string(rows) + " x " + std::to_string(cols) +
                                     ": CG needs a square matrix");
         if (symmetric && rows != cols) throw fail(line_no, "a 'symmetric' matrix must be square");
+        // A file can hold each position once (a symmetric one, one triangle): more entries
+        // than that cannot be right. rows, cols <= INT_MAX, so these products fit.
+        const long long positions = symmetric ? rows * (rows + 1) / 2 : rows * cols;
+        if (entries > positions) {
+            const std::string shape = std::to_string(rows) + " x " + std::to_string(cols);
+            throw fail(line_no, "the size line promises " + std::to_string(entries) + " entries, more than the " +
+                                    std::to_string(positions) + " positions of a " + shape +
+                                    (symmetric ? " symmetric matrix's stored triangle" : " matrix"));
+        }
+        // The CSR holds a symmetric file's off-diagonal entries twice. The limit is halved
+        // rather than the count doubled, so that nothing here can overflow.
+        if (entries > (symmetric ? INT_MAX / 2 : INT_MAX))
+            throw fail(line_no, "matrix too large for 32-bit CSR indices");
         break;
     }
 
@@ -273,7 +286,10 @@ inline Csr read_matrix_market(std::istream& in, const std::string& name, MatrixM
         long line;
     };
     std::vector<Entry> e;
-    e.reserve(size_t(symmetric ? 2 * entries : entries));
+    // Reserve for what the size line promises, up to a bound: a short file may promise
+    // far more entries than it holds, and it is refused at its end, not by the allocator.
+    constexpr long long kMaxReserve = 1 << 20;
+    e.reserve(size_t(std::min(symmetric ? 2 * entries : entries, kMaxReserve)));
     long long read = 0;
     while (read < entries) {
         if (!std::getline(in, line))

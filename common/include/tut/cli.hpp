@@ -9,11 +9,18 @@
 ///     cli.parse_or_exit(argc, argv);   // --help: usage, exit 0; bad input: message + usage, exit 2
 ///
 /// Options are written `--name value` or `--name=value`; flags take no value.
-/// Numbers must be whole, in range and nothing else: "12abc", "1e3", "" and
-/// out-of-range values are refused with a message that names the option.
+/// Numbers must be in range and nothing else, and are refused with a message that names
+/// the option otherwise. Whole numbers are decimal digits with an optional leading '-':
+/// "12abc", "1e3", "", " 42", "+42" are refused. Reals are decimal, an optional '-', digits
+/// with an optional point and an optional exponent ("0.25", "1e-6", "5e-324": subnormals
+/// are accepted); hexadecimal ("0x1p-3"), "inf", "nan", spaces and '+' are refused. A list
+/// is whole numbers separated by single commas: "1,2," and "1,,2" are refused.
 #pragma once
 
+#include <cctype>
 #include <cerrno>
+#include <cfloat>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -31,9 +38,44 @@ struct UsageError : std::runtime_error {
 /// Exit code for bad command-line input.
 inline constexpr int kUsageExitCode = 2;
 
+namespace detail {
+inline bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+
+/// True when `text` is '-'? digits+ and nothing else.
+inline bool whole_number_syntax(const std::string& text) {
+    size_t i = text.size() > 0 && text[0] == '-' ? 1 : 0;
+    if (i == text.size()) return false;
+    for (; i < text.size(); ++i)
+        if (!is_digit(text[i])) return false;
+    return true;
+}
+
+/// True when `text` is '-'? (digits+ ('.' digits*)? | '.' digits+) ([eE] [+-]? digits+)?
+/// and nothing else: what strtod reads as a decimal number, without the spaces, '+',
+/// hexadecimal, "inf" and "nan" it also takes.
+inline bool decimal_syntax(const std::string& text) {
+    size_t i = text.size() > 0 && text[0] == '-' ? 1 : 0;
+    size_t digits = 0;
+    for (; i < text.size() && is_digit(text[i]); ++i) ++digits;
+    if (i < text.size() && text[i] == '.')
+        for (++i; i < text.size() && is_digit(text[i]); ++i) ++digits;
+    if (digits == 0) return false;
+    if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+        ++i;
+        if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+        size_t exponent_digits = 0;
+        for (; i < text.size() && is_digit(text[i]); ++i) ++exponent_digits;
+        if (exponent_digits == 0) return false;
+    }
+    return i == text.size();
+}
+}  // namespace detail
+
 /// Parses a whole decimal integer in [lo, hi]; throws UsageError naming `what` otherwise.
 inline long long parse_integer(const std::string& text, long long lo, long long hi, const std::string& what) {
     if (text.empty()) throw UsageError(what + ": expected a whole number, got nothing");
+    // strtoll alone would also take leading spaces and a '+'.
+    if (!detail::whole_number_syntax(text)) throw UsageError(what + ": '" + text + "' is not a whole number");
     errno = 0;
     char* end = nullptr;
     long long v = std::strtoll(text.c_str(), &end, 10);
@@ -44,12 +86,16 @@ inline long long parse_integer(const std::string& text, long long lo, long long 
 }
 
 /// Parses a finite decimal number in [lo, hi]; throws UsageError naming `what` otherwise.
+/// A number too small for a normal double is taken as its subnormal (or zero) value.
 inline double parse_real(const std::string& text, double lo, double hi, const std::string& what) {
+    if (!detail::decimal_syntax(text)) throw UsageError(what + ": '" + text + "' is not a decimal number");
     errno = 0;
     char* end = nullptr;
     double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0') throw UsageError(what + ": '" + text + "' is not a number");
-    if (errno == ERANGE || !(v >= lo && v <= hi)) {
+    if (*end != '\0') throw UsageError(what + ": '" + text + "' is not a decimal number");
+    // strtod reports ERANGE for underflow too; only overflow (to infinity) is out of range.
+    const bool overflow = errno == ERANGE && std::fabs(v) > DBL_MIN;
+    if (overflow || !(v >= lo && v <= hi)) {
         std::ostringstream os;
         os << what << ": " << text << " is out of range [" << lo << ", " << hi << "]";
         throw UsageError(os.str());
@@ -75,10 +121,18 @@ class Cli {
         for (auto x : *target) def += (def.empty() ? "" : ",") + std::to_string(x);
         add(name, help, def, true, [=](const std::string& v) {
             target->clear();
-            std::stringstream ss(v);
-            std::string item;
-            while (std::getline(ss, item, ',')) target->push_back(static_cast<Int>(parse_integer(item, lo, hi, "--" + name)));
-            if (target->empty()) throw UsageError("--" + name + ": expected a comma-separated list of whole numbers");
+            // Split at every comma, so that an empty item anywhere (",1", "1,,2", "1,2,") is
+            // refused; getline would drop a trailing one.
+            for (size_t start = 0;;) {
+                const size_t comma = v.find(',', start);
+                const std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+                if (item.empty())
+                    throw UsageError("--" + name + ": '" + v + "' is not a comma-separated list of whole numbers (an " +
+                                     "item is empty)");
+                target->push_back(static_cast<Int>(parse_integer(item, lo, hi, "--" + name)));
+                if (comma == std::string::npos) break;
+                start = comma + 1;
+            }
         });
     }
     void add_real(const std::string& name, double* target, const std::string& help, double lo, double hi) {

@@ -55,12 +55,20 @@ inline void require_gpu(const char* program) {
     }
 }
 
-/// The current device's compute capability as major * 10 + minor (90 for sm_90).
+// The queries below answer "no" (0, false, empty) when the runtime call fails. They clear
+// the error it left (cudaGetLastError()), so that the next checked launch (TUT_LAUNCH) does
+// not report the failed query as its own.
+
+/// The current device's compute capability as major * 10 + minor (90 for sm_90); 0 when
+/// it cannot be read.
 inline int compute_capability() {
     int device = 0, major = 0, minor = 0;
-    if (cudaGetDevice(&device) != cudaSuccess) return 0;
-    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
     return major * 10 + minor;
 }
 
@@ -68,8 +76,11 @@ inline int compute_capability() {
 /// (cudaDevAttrCooperativeLaunch, cudaDevAttrMaxPersistingL2CacheSize, ...).
 inline bool device_has(cudaDeviceAttr attribute) {
     int device = 0, value = 0;
-    if (cudaGetDevice(&device) != cudaSuccess) return false;
-    return cudaDeviceGetAttribute(&value, attribute, device) == cudaSuccess && value != 0;
+    if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&value, attribute, device) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return value != 0;
 }
 
 /// For a lesson that cannot run at all below compute capability `minimum` (e.g. 80 for
@@ -85,10 +96,14 @@ inline void require_compute_capability(const char* program, int minimum, const c
 }
 
 /// Throws tut::Unsupported-like error text when `bytes` more device memory will not fit.
-/// Returns an empty string when it fits, else a message naming both numbers.
+/// Returns an empty string when it fits, else a message naming both numbers. When free
+/// memory cannot be read it returns empty too: the allocation then reports the problem.
 inline std::string device_memory_shortfall(size_t bytes) {
     size_t free_bytes = 0, total_bytes = 0;
-    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) return {};
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+        cudaGetLastError();
+        return {};
+    }
     // Leave 5% headroom for the library workspaces and the context.
     if (bytes <= free_bytes - free_bytes / 20) return {};
     char buf[200];
@@ -102,7 +117,11 @@ inline std::string device_memory_shortfall(size_t bytes) {
 /// graph nodes.
 inline bool driver_version_at_least(int minimum) {
     int driver = 0;
-    return cudaDriverGetVersion(&driver) == cudaSuccess && driver >= minimum;
+    if (cudaDriverGetVersion(&driver) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return driver >= minimum;
 }
 
 /// For main() (LessonExtras::check_device): exits with kSkipExitCode and a message when

@@ -35,6 +35,7 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -316,8 +317,18 @@ bool run_type(const LessonInfo& info, const ProblemOptions& po, const RunOptions
                     const int checked_iterations = res.iterations;
                     for (int i = 0; i < run.warmup; ++i) res = solver->solve(x.get());
                     std::vector<double> samples;
-                    int repeat_iterations_differ = 0;  // the same system must take the same sweeps every time
-                    for (int i = 0; i < std::max(1, run.repeats); ++i) {
+                    // The same system must take the same sweeps every time: a repeat's count
+                    // that differs (0 included) is kept here.
+                    std::optional<int> repeat_iterations_differ;
+                    const int timed = std::max(1, run.repeats);
+                    for (int i = 0; i < timed; ++i) {
+                        // The last timed solve is checked below: x is poisoned before it, so
+                        // that a solve which leaves x alone cannot pass on an earlier one's x.
+                        // Outside the timing, and finished before the solve starts.
+                        if (run.check() && i == timed - 1) {
+                            x.poison();
+                            TUT_CUDA(cudaDeviceSynchronize());
+                        }
                         const auto t0 = std::chrono::steady_clock::now();
                         res = solver->solve(x.get());
                         samples.push_back(
@@ -326,7 +337,7 @@ bool run_type(const LessonInfo& info, const ProblemOptions& po, const RunOptions
                     }
                     if (repeat_iterations_differ && c.ok) {
                         c.ok = false;
-                        c.verdict = "FAILED: a repeat took " + std::to_string(repeat_iterations_differ) +
+                        c.verdict = "FAILED: a repeat took " + std::to_string(*repeat_iterations_differ) +
                                     " iterations, the checked solve " + std::to_string(checked_iterations);
                     }
                     // The last timed solve is checked too: state left behind by one solve
