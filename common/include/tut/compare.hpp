@@ -39,6 +39,10 @@ struct Comparison {
         if (ok()) {
             std::snprintf(buf, sizeof buf, "all %zu elements within tolerance (rel. L2 error %.3g, max abs error %.3g)",
                           count, rel_l2_error, max_abs_error);
+        } else if (worst == SIZE_MAX) {  // every bad element is NaN or infinite: no worst ratio
+            std::snprintf(buf, sizeof buf,
+                          "%zu of %zu elements wrong (%zu not finite); first bad index %zu: got %.9g, expected %.9g",
+                          bad, count, nonfinite, first_bad, first_got, first_ref);
         } else {
             std::snprintf(buf, sizeof buf,
                           "%zu of %zu elements wrong (%zu not finite); first bad index %zu: got %.9g, expected %.9g; "
