@@ -3,7 +3,9 @@
 #include "catch.hpp"
 #include "tut/reduction.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 namespace red = tut::reduction;
@@ -25,6 +27,87 @@ Acc pairwise_sum(const double* x, size_t n) {  // a balanced tree: depth ceil(lo
 }
 size_t blocks_of_256(size_t count) { return red::ceil_div(count, 256); }
 size_t blocks_of_512(size_t count) { return red::ceil_div(count, 512); }
+
+// Lessons 1-3's order in float: passes of 256-element blocks, each a tree with sequential
+// addressing (a[t] += a[t + s], s = 128 .. 1), until one value is left.
+float block_tree_sum(const std::vector<float>& x) {
+    std::vector<float> level = x;
+    while (level.size() > 1) {
+        std::vector<float> next(red::ceil_div(level.size(), 256));
+        for (size_t b = 0; b < next.size(); ++b) {
+            float a[256] = {};
+            for (size_t t = 0; t < 256 && b * 256 + t < level.size(); ++t) a[t] = level[b * 256 + t];
+            for (size_t s = 128; s > 0; s /= 2)
+                for (size_t t = 0; t < s; ++t) a[t] += a[t + s];
+            next[b] = a[0];
+        }
+        level.swap(next);
+    }
+    return level.empty() ? 0.0f : level[0];
+}
+
+// Lesson 8's order in float: `threads` threads each add their grid-stride share one after
+// another, each warp adds its 32 sums with a shuffle tree, and the warps' sums meet in
+// one accumulator in the reverse of their order (atomics arrive in any order).
+float grid_stride_atomic_sum(const std::vector<float>& x, size_t threads) {
+    std::vector<float> per_thread(threads, 0.0f);
+    for (size_t i = 0; i < x.size(); ++i) per_thread[i % threads] += x[i];  // each thread in its own order
+    float out = 0;
+    for (size_t w = threads / 32; w-- > 0;) {
+        float* lane = &per_thread[w * 32];
+        for (size_t d = 16; d > 0; d /= 2)
+            for (size_t l = 0; l < d; ++l) lane[l] += lane[l + d];
+        out += lane[0];
+    }
+    return out;
+}
+// Its depth, as lesson 8 declares it.
+size_t grid_stride_atomic_depth(size_t n, size_t threads) { return red::ceil_div(n, threads) + 5 + threads / 32; }
+
+// CUB's order in float, as cub_depth_for() models it: `blocks` blocks of 256 threads each
+// take a contiguous, even share of the input; a thread adds its items one after another,
+// the block adds its threads' sums with a tree; one more block adds the block sums so.
+float cub_like_sum(const std::vector<float>& x, size_t blocks) {
+    auto block_reduce = [](std::vector<float>& a) {  // a.size() == 256
+        for (size_t s = 128; s > 0; s /= 2)
+            for (size_t t = 0; t < s; ++t) a[t] += a[t + s];
+        return a[0];
+    };
+    auto pass = [&](const std::vector<float>& in, size_t grid) {
+        std::vector<float> sums(grid);
+        const size_t share = red::ceil_div(in.size(), grid);
+        for (size_t b = 0; b < grid; ++b) {
+            std::vector<float> thread(256, 0.0f);
+            const size_t begin = std::min(in.size(), b * share), end = std::min(in.size(), begin + share);
+            for (size_t i = begin; i < end; ++i) thread[(i - begin) % 256] += in[i];
+            sums[b] = block_reduce(thread);
+        }
+        return sums;
+    };
+    return pass(pass(x, blocks), 1)[0];
+}
+
+// A reference for n elements that repeat x (as the 2^30 check builds it on the GPU): the
+// references of the whole periods and of the rest, put together.
+template <class T>
+red::Reference repeated_reference(const std::vector<T>& x, size_t n) {
+    const size_t period = x.size();
+    const red::Reference one = red::reference_sum(x), rest = red::reference_sum(x.data(), n % period);
+    red::Reference r = one;
+    r.n = n;
+    for (int c = 0; c < r.components; ++c) {
+        r.sum[c] = double(n / period) * one.sum[c] + rest.sum[c];
+        r.sum_abs[c] = double(n / period) * one.sum_abs[c] + rest.sum_abs[c];
+    }
+    return r;
+}
+
+// The largest depths the lessons declare at n (a tree, lesson 8 per warp on a large GPU,
+// CUB on small and large GPUs): every one must judge, and reject wrong sums.
+std::vector<size_t> declared_depths(size_t n) {
+    return {red::ceil_log2(n) + 8, grid_stride_atomic_depth(n, std::min<size_t>(270336, n)),
+            red::cub_depth_for(n, 16), red::cub_depth_for(n, 132)};
+}
 }  // namespace
 
 TEST_CASE("reduction: the compensated sum recovers what a plain sum loses", "[reduction]") {
@@ -63,6 +146,14 @@ TEST_CASE("reduction: inputs are deterministic and in range", "[reduction]") {
     }
     CHECK(lo == -1000);
     CHECK(hi == 1000);
+    // float: all positive, so its sums do not cancel (see random_input()); double keeps both signs.
+    const auto f = red::random_input<float>(100000, 3);
+    CHECK(*std::min_element(f.begin(), f.end()) >= 0.0f);
+    CHECK(*std::max_element(f.begin(), f.end()) <= 1.0f);
+    CHECK(red::reference_sum(f).sum[0] == Approx(50000).epsilon(0.01));
+    const auto d = red::random_input<double>(100000, 3);
+    CHECK(*std::min_element(d.begin(), d.end()) < -0.99);
+    CHECK(*std::max_element(d.begin(), d.end()) > 0.99);
     const auto c = red::random_input<cuDoubleComplex>(1000, 3);
     bool parts_differ = false;
     for (auto& v : c) {
@@ -116,6 +207,147 @@ TEST_CASE("reduction: judge accepts a correct sum and rejects a missing element"
     const red::Reference empty = red::reference_sum(std::vector<double>{});
     CHECK(red::judge(0.0, empty, 0).ok);
     CHECK_FALSE(red::judge(1e-300, empty, 0).ok);
+}
+
+TEST_CASE("reduction: wrong float sums fail at every size the checks use, up to 2^30", "[reduction]") {
+    // 0, -sum, sum/2, the sum of half the input and of 15/16 of it, judged with the
+    // largest depths the lessons declare (CUB's on a 16-SM GPU among them). Up to 2^26 the
+    // input is the checks' own; at 2^30 it repeats 2^20 + 7 of them, as on the GPU.
+    const auto data = red::random_input<float>((size_t(1) << 26) + 8, 4242);
+    const std::vector<float> period(data.begin(), data.begin() + (size_t(1) << 20) + 7);
+    for (size_t n : {size_t(33), size_t(1000003), size_t(1) << 26, size_t(1) << 30}) {
+        const bool whole = n <= data.size();
+        auto reference = [&](size_t count) {
+            return whole ? red::reference_sum(data.data(), count) : repeated_reference(period, count);
+        };
+        const red::Reference r = reference(n);
+        const double half = reference(n / 2).sum[0];
+        const double without_sixteenth = r.sum[0] - reference(n / 16).sum[0];
+        for (size_t depth : declared_depths(n)) {
+            CAPTURE(n, depth);
+            const red::Verdict right = red::judge(static_cast<float>(r.sum[0]), r, depth);
+            CHECK(right.ok);
+            CHECK_FALSE(right.too_loose);
+            CHECK(right.allowed < 0.04 * r.sum[0]);  // far inside kLoosestBound
+            for (double wrong : {0.0, -r.sum[0], r.sum[0] / 2, half, without_sixteenth})
+                CHECK_FALSE(red::judge(static_cast<float>(wrong), r, depth).ok);
+        }
+    }
+    // One element dropped shows where it is larger than the rounding can be: at small n
+    // (at 2^26, u sum|x| > 1 already exceeds any element).
+    const red::Reference r33 = red::reference_sum(data.data(), 33);
+    for (size_t depth : declared_depths(33))
+        for (size_t i : {size_t(0), size_t(17), size_t(32)})
+            CHECK_FALSE(red::judge(static_cast<float>(r33.sum[0] - data[i]), r33, depth).ok);
+}
+
+TEST_CASE("reduction: wrong double and complex sums fail, one dropped element too, up to 2^30", "[reduction]") {
+    const auto period = red::random_input<double>((size_t(1) << 20) + 7, 4242);
+    size_t largest = 0;  // the element to drop: one near 1 in magnitude, as most are
+    for (size_t i = 0; i < period.size(); ++i)
+        if (std::fabs(period[i]) > std::fabs(period[largest])) largest = i;
+    for (size_t n : {size_t(33), size_t(1000003), size_t(1) << 26, size_t(1) << 30}) {
+        const red::Reference r = repeated_reference(period, n), half = repeated_reference(period, n / 2);
+        for (size_t depth : declared_depths(n)) {
+            CAPTURE(n, depth);
+            CHECK(red::judge(r.sum[0], r, depth).ok);
+            CHECK(red::judge(r.sum[0], r, depth).allowed < 1e-4 * std::fabs(r.sum[0]));
+            for (double wrong : {0.0, -r.sum[0], r.sum[0] / 2, half.sum[0]}) CHECK_FALSE(red::judge(wrong, r, depth).ok);
+            if (n > 33) CHECK_FALSE(red::judge(r.sum[0] - period[largest], r, depth).ok);
+            else CHECK_FALSE(red::judge(r.sum[0] - period[20], r, depth).ok);
+        }
+    }
+    // Complex: each part on its own; a wrong imaginary part alone fails.
+    const auto c = red::random_input<cuDoubleComplex>(1000003, 4242);
+    const red::Reference rc = red::reference_sum(c);
+    for (size_t depth : declared_depths(c.size())) {
+        CHECK(red::judge(make_cuDoubleComplex(rc.sum[0], rc.sum[1]), rc, depth).ok);
+        CHECK_FALSE(red::judge(make_cuDoubleComplex(rc.sum[0], 0.0), rc, depth).ok);
+        CHECK_FALSE(red::judge(make_cuDoubleComplex(rc.sum[0], rc.sum[1] - c[5].y), rc, depth).ok);
+    }
+}
+
+TEST_CASE("reduction: correct float sums pass, in every order the lessons use", "[reduction]") {
+    // The checks' float input at their largest size, summed in float in the kernels'
+    // orders, each judged with the depth its lesson declares.
+    const size_t n = size_t(1) << 26;
+    std::vector<float> x = red::random_input<float>(n, 4242);
+    const red::Reference r = red::reference_sum(x);
+    auto passes = [&](float got, size_t depth) {
+        const red::Verdict v = red::judge(got, r, depth);
+        INFO(v.text);
+        return v.ok;
+    };
+    std::vector<double> as_double(x.begin(), x.end());
+    CHECK(passes(pairwise_sum<float>(as_double.data(), n), red::ceil_log2(n)));
+    as_double = {};
+    CHECK(passes(block_tree_sum(x), red::tree_depth(n, blocks_of_256, 256)));
+    for (size_t threads : {size_t(270336), size_t(32768)})  // lesson 8's grid on an H100, and on a small GPU
+        CHECK(passes(grid_stride_atomic_sum(x, threads), grid_stride_atomic_depth(n, threads)));
+    // CUB's grid, 5 x (blocks per SM) x SMs: 8 blocks per SM on 132 SMs, 1 on 16.
+    CHECK(passes(cub_like_sum(x, 5 * 8 * 132), red::cub_depth_for(n, 132)));
+    CHECK(passes(cub_like_sum(x, 5 * 16), red::cub_depth_for(n, 16)));
+
+    // A plain loop passes where its depth n still gives a usable bound, ...
+    const std::vector<float> head(x.begin(), x.begin() + 1000000);
+    const red::Reference rh = red::reference_sum(head);
+    float loop = 0;
+    for (float v : head) loop += v;
+    CHECK(red::judge(loop, rh, head.size()).ok);
+    // ... and at 2^26 cannot be judged: a float loop really does stall there (once the
+    // running sum reaches 2^25, adding a value below 1 rounds back to the same float).
+    loop = 0;
+    for (float v : x) loop += v;
+    CHECK(std::fabs(loop - r.sum[0]) > 0.1 * r.sum[0]);
+    const red::Verdict v = red::judge(loop, r, n);
+    CHECK_FALSE(v.ok);
+    CHECK(v.too_loose);
+}
+
+TEST_CASE("reduction: a bound that could not fail is reported, not passed", "[reduction]") {
+    const size_t n = size_t(1) << 22;
+    const size_t old_cub_depth = (size_t(1) << 21) + 64;  // n / 32 + 64 at n = 2^26: gamma = 0.14
+    // Positive floats: depth n (an unset depth) is too loose past about 1.5 million elements.
+    const auto x = red::random_input<float>(n, 4242);
+    const red::Reference r = red::reference_sum(x);
+    const red::Verdict loose = red::judge(static_cast<float>(r.sum[0]), r, n);
+    CHECK_FALSE(loose.ok);
+    CHECK(loose.too_loose);
+    CHECK(loose.text.find("CANNOT JUDGE") != std::string::npos);
+    CHECK(red::judge(static_cast<float>(r.sum[0]), r, old_cub_depth).too_loose);  // finite, still too loose
+    // Random signs in float: the rigorous bound of a long chain dwarfs |sum|, so 0 would pass.
+    std::vector<float> signed_x;
+    for (double v : red::random_input<double>(n, 4242)) signed_x.push_back(static_cast<float>(v));
+    const red::Reference rs = red::reference_sum(signed_x);
+    CHECK(red::allowed_error(old_cub_depth, red::unit_roundoff<float>(), rs.sum[0], rs.sum_abs[0], n) >
+          std::fabs(rs.sum[0]));
+    CHECK_FALSE(red::judge(0.0f, rs, old_cub_depth).ok);
+    CHECK(red::judge(0.0f, rs, old_cub_depth).too_loose);
+    CHECK_FALSE(red::judge(static_cast<float>(rs.sum[0]), rs, old_cub_depth).ok);
+    // An infinite bound (k u >= 1) is too loose too, and int sums never are.
+    CHECK(red::judge(static_cast<float>(r.sum[0]), r, size_t(1) << 24).too_loose);
+    const auto i = red::random_input<int>(1000, 1);
+    const red::Reference ri = red::reference_sum(i);
+    CHECK_FALSE(red::judge(static_cast<int>(ri.exact_sum), ri, 1000).too_loose);
+    // The empty sum: the bound 0 equals |sum| = 0, a usable bound.
+    const red::Reference empty = red::reference_sum(std::vector<float>{});
+    CHECK(red::judge(0.0f, empty, 0).ok);
+    CHECK_FALSE(red::judge(0.0f, empty, 0).too_loose);
+}
+
+TEST_CASE("reduction: CUB's depth bound", "[reduction]") {
+    CHECK(red::cub_depth_for(0, 132) == 0);
+    CHECK(red::cub_depth_for(1, 132) == 1 + 132 + 1024);
+    CHECK(red::cub_depth_for(size_t(1) << 26, 132) == red::ceil_div(size_t(1) << 26, 128 * 132) + 132 + 1024);
+    // CUB's own grid, 5 x (blocks per SM >= 1) x SMs blocks of >= 256 threads, gives each
+    // thread a share 10 times smaller than the n / (128 SMs) assumed.
+    for (size_t sms : {size_t(1), size_t(16), size_t(132), size_t(1000)}) {
+        CAPTURE(sms);
+        const size_t n = red::kMaxN;
+        CHECK(red::cub_depth_for(n, sms) >= 10 * red::ceil_div(n, 5 * sms * 256));
+    }
+    // The loosest float bound the lessons meet, CUB at 2^30 on 16 SMs, is usable.
+    CHECK(red::gamma(red::cub_depth_for(red::kMaxN, 16), red::unit_roundoff<float>()) < red::kLoosestBound / 2);
 }
 
 TEST_CASE("reduction: int sums are exact, modulo 2^32", "[reduction]") {

@@ -5,6 +5,9 @@
 /// Every check compares the GPU's sum with a compensated CPU sum of the same elements;
 /// the tolerance is tut::reduction::allowed_error() for the variant's depth (see its
 /// comment: |error| <= gamma_depth * sum|x_i|, Higham), and int sums must be exact.
+/// The float inputs are all positive, so that bound is a small fraction of the sum
+/// itself (random_input()); a bound that is not below a tenth of |sum| fails the check
+/// as "CANNOT JUDGE" (judge(), kLoosestBound): a check that could not fail says so.
 /// The output is poisoned and the workspace filled with NaN bytes before every run,
 /// so a result that was never written, or a partial sum read before it was written,
 /// fails. The empty sum gets a null input pointer: it must not be read.

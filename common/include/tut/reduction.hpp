@@ -5,8 +5,9 @@
 /// Conventions for the whole track:
 /// - A lesson sums n elements of one type: `double` (the headline: n = 2^26, 512 MiB),
 ///   `float`, `int` or `cuDoubleComplex` ("complex"). Inputs are random: uniform in
-///   [-1, 1) for the floating types (both parts for complex), whole numbers in
-///   [-1000, 1000] for int. The sum of zero elements is 0.
+///   [-1, 1) for double and complex (both parts), uniform in [0, 1) for float (all
+///   positive, see random_input()), whole numbers in [-1000, 1000] for int. The sum of
+///   zero elements is 0.
 /// - A lesson exposes each kernel as a `tut::reduction::Variant` of one type, whose
 ///   fields it sets by name: a name and `run(in, n, out, workspace)` taking device
 ///   pointers; `out` is one element. Like CUB, a variant says how much device scratch it
@@ -291,6 +292,14 @@ inline unsigned resident_blocks(const void* kernel, unsigned threads) {
 // ---------------------------------------------------------------------------------
 
 /// Deterministic random input (see the file comment for the ranges).
+///
+/// Why float's values are all positive: a correct float sum may be off by up to
+/// gamma_depth * sum|x_i| (allowed_error()). With random signs, |sum| ~ sqrt(n) while
+/// sum|x_i| ~ n, and float's u = 2^-24 is large enough that at n = 2^26 this allowance
+/// is bigger than the sum itself for every depth above a few thousand: a result of 0
+/// would pass. With no cancellation sum|x_i| = sum, so the allowance is a fraction
+/// gamma_depth of the sum and a wrong result shows. double's u = 2^-53 leaves its bound
+/// far below |sum| even with random signs, so double and complex keep them.
 template <class T>
 std::vector<T> random_input(size_t n, uint64_t seed) {
     std::vector<T> v(n);
@@ -300,7 +309,8 @@ std::vector<T> random_input(size_t n, uint64_t seed) {
         else if constexpr (std::is_same_v<T, cuDoubleComplex>) {
             const double re = rng.uniform(-1.0, 1.0);
             x = make_cuDoubleComplex(re, rng.uniform(-1.0, 1.0));
-        } else x = static_cast<T>(rng.uniform(-1.0, 1.0));
+        } else if constexpr (std::is_same_v<T, float>) x = static_cast<float>(rng.uniform(0.0, 1.0));
+        else x = rng.uniform(-1.0, 1.0);
     }
     return v;
 }
@@ -388,15 +398,27 @@ inline double gamma(size_t k, double u) {
 /// Second term: the error of the compensated reference itself (u_d = 2^-53); at
 /// n <= 2^30 the n u_d^2 part is below 2^-76 sum|x_i|, negligible but kept for rigour.
 /// Using sum|x_i| (not |sum|) matters: random signs cancel, so |sum| ~ sqrt(n) while
-/// the rounding errors scale with the magnitudes added, ~ n.
+/// the rounding errors scale with the magnitudes added, ~ n. The same fact can make the
+/// bound useless (larger than |sum|): see random_input() and kLoosestBound.
 inline double allowed_error(size_t depth, double u, double sum, double sum_abs, size_t n) {
     const double ud = std::ldexp(1.0, -53);
     return gamma(depth, u) * sum_abs + 2 * ud * std::fabs(sum) + 2 * double(n) * ud * ud * sum_abs;
 }
 
+/// The largest allowed_error() judge() accepts to work with, as a fraction of |sum|.
+/// The bound is a worst case, so it is never tightened to make a check stricter; but a
+/// bound near |sum| would let 0, sum/2 or the sum of half the input pass. Past this
+/// fraction judge() fails the result as unjudgeable, whatever it is, so a check that
+/// could not have failed says so. With 1/10, any result that is off by a tenth of the
+/// sum fails (0, -sum, sum/2, a missing half, a pass of partial sums lost), while the
+/// loosest bound the lessons use, CUB's depth (cub_depth()) for 2^30 floats, stays
+/// below it on any GPU with 16 SMs or more (~0.03 there, ~0.004 on 132 SMs).
+inline constexpr double kLoosestBound = 0.1;
+
 /// Whether a GPU result is correct, and by how much.
 struct Verdict {
     bool ok = false;
+    bool too_loose = false;  ///< the bound was not below kLoosestBound * |sum|: no verdict possible
     double error = 0;     ///< worst |got - reference| over the components
     double allowed = 0;   ///< the matching allowed_error()
     double relative = 0;  ///< error / sum|x_i| (0 for exact matches)
@@ -407,7 +429,9 @@ struct Verdict {
 /// order gives the exact sum wrapped to 32 bits, whatever the partial sums did.
 inline int wrap_to_int32(long long x) { return static_cast<int>(static_cast<uint32_t>(static_cast<uint64_t>(x))); }
 
-/// Judges `got` against the reference for a summation of depth `depth` (see allowed_error()).
+/// Judges `got` against the reference for a summation of depth `depth` (see
+/// allowed_error()). A floating-point result fails, marked too_loose, when that bound is
+/// not below kLoosestBound * |sum| of some component: the check could not have failed.
 template <class T>
 Verdict judge(const T& got, const Reference& ref, size_t depth) {
     Verdict v;
@@ -427,7 +451,10 @@ Verdict judge(const T& got, const Reference& ref, size_t depth) {
             const double g = component(got, c);
             const double allowed = allowed_error(depth, unit_roundoff<T>(), ref.sum[c], ref.sum_abs[c], ref.n);
             const double err = std::isfinite(g) ? std::fabs(g - ref.sum[c]) : std::numeric_limits<double>::infinity();
-            const bool ok = err <= allowed;
+            // Not `allowed > ...`: an infinite or NaN bound must count as too loose too.
+            const bool too_loose = !(allowed <= kLoosestBound * std::fabs(ref.sum[c]));
+            const bool ok = err <= allowed && !too_loose;
+            v.too_loose = v.too_loose || too_loose;
             if (c == 0 || err / std::max(allowed, 1e-300) > v.error / std::max(v.allowed, 1e-300)) {
                 v.error = err;
                 v.allowed = allowed;
@@ -437,8 +464,16 @@ Verdict judge(const T& got, const Reference& ref, size_t depth) {
             const char* part = components<T>() == 1 ? "" : c == 0 ? "real part: " : "; imaginary part: ";
             std::snprintf(buf, sizeof buf,
                           "%sn = %zu: got %.17g, reference %.17g, |error| %.3g, allowed %.3g (depth %zu, sum|x| %.6g)%s",
-                          part, ref.n, g, ref.sum[c], err, allowed, depth, ref.sum_abs[c], ok ? "" : " WRONG");
+                          part, ref.n, g, ref.sum[c], err, allowed, depth, ref.sum_abs[c],
+                          ok ? "" : too_loose ? "" : " WRONG");
             text += buf;
+            if (too_loose) {
+                std::snprintf(buf, sizeof buf,
+                              " CANNOT JUDGE: the allowed error is not below |reference| / %.0f, so even 0 or half "
+                              "the sum could pass (the depth is too large for this type and n, or the input cancels)",
+                              1 / kLoosestBound);
+                text += buf;
+            }
         }
         v.text = text;
         return v;
@@ -466,11 +501,35 @@ double gbs(size_t n, double ms) {
     return bytes_read<T>(n) / (ms * 1e-3) / 1e9;
 }
 
-/// Depth bound used for cub::DeviceReduce::Sum, whose internals are not part of its
-/// contract: each thread of a block adds its items one after another, so the chain is
-/// at most n / (threads of one block) plus tree levels. CUB 3.0 uses 256-thread blocks
-/// on sm_60..sm_90 (tuning_reduce.cuh); we assume only >= 32 threads (one warp) and allow 64 tree levels.
-inline size_t cub_depth(size_t n) { return ceil_div(n, 32) + 64; }
+/// Depth bound for cub::DeviceReduce::Sum on a GPU with `sms` multiprocessors (see
+/// cub_depth()). CUB's internals are not part of its contract, so this takes only what
+/// its design has kept since CUB 1.0 (dispatch_reduce.cuh, agent_reduce.cuh): a first
+/// kernel splits the input evenly over a grid of blocks, each thread adding its share
+/// one after another; each block adds its threads' sums (shuffle tree, then the warps'
+/// sums); a second kernel, one block, adds the block sums the same way. CUB 3.0 sizes
+/// that grid at 5 x (blocks per SM) x SMs of >= 256 threads; assuming only 128 threads
+/// per SM leaves it a 10x margin. So a thread's share is at most n / (128 SMs), and 1024
+/// + SMs generously covers its items within a tile (<= 20), both block reductions
+/// (<= 5 + 32 levels each) and the second kernel's loop over the block sums (< SMs).
+inline size_t cub_depth_for(size_t n, size_t sms) {
+    if (n == 0) return 0;
+    return ceil_div(n, 128 * std::max<size_t>(sms, 1)) + std::max<size_t>(sms, 1) + 1024;
+}
+
+/// Depth bound used for cub::DeviceReduce::Sum on the current device: cub_depth_for()
+/// with its SM count (asked once per device).
+inline size_t cub_depth(size_t n) {
+    static std::map<int, size_t> sms_of;
+    int device = 0;
+    TUT_CUDA(cudaGetDevice(&device));
+    auto found = sms_of.find(device);
+    if (found == sms_of.end()) {
+        int sms = 0;
+        TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        found = sms_of.emplace(device, static_cast<size_t>(std::max(sms, 1))).first;
+    }
+    return cub_depth_for(n, found->second);
+}
 
 /// An optional block x grid sweep of one `double` kernel, run with --sweep (lesson 8).
 /// The lesson sets the fields by name.
