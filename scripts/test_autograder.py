@@ -256,16 +256,15 @@ class AutograderFailure(unittest.TestCase):
                 self.assertEqual(data["score"], 0.0)
                 self.assertIn("configuration", data["output"], text)
 
-    def test_an_unforeseen_error_still_gives_valid_results(self):
+    def run_with_fake_grader(self, grader_source):
+        """run_autograder on a one-lesson source tree whose scripts/grade.py is `grader_source`:
+        the results.json it wrote, after checking that it exited 0 and that the file is valid."""
         with tempfile.TemporaryDirectory() as d:
             d = Path(d)
             (d / "source" / "lessons" / "sgemm" / "01_naive").mkdir(parents=True)
             (d / "source" / "lessons" / "sgemm" / "01_naive" / "naive.cu").write_text("//\n")
             (d / "source" / "scripts").mkdir()
-            # a grader whose results.json is not JSON
-            (d / "source" / "scripts" / "grade.py").write_text(
-                "import sys, pathlib\nout = pathlib.Path(sys.argv[sys.argv.index('--out') + 1])\n"
-                "out.mkdir(parents=True)\n(out / 'results.json').write_text('{truncated')\n")
+            (d / "source" / "scripts" / "grade.py").write_text(grader_source)
             (d / "submission").mkdir()
             env = dict(os.environ, AUTOGRADER_ROOT=str(d), TUT_AG_SOURCE=str(d / "source"))
             proc = subprocess.run([sys.executable, str(AUTOGRADER / "run_autograder")], env=env, capture_output=True,
@@ -273,26 +272,21 @@ class AutograderFailure(unittest.TestCase):
             self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
             data = json.loads((d / "results" / "results.json").read_text())
             self.assertEqual(validate_gradescope(data), [])
-            self.assertEqual(data["score"], 0.0)
-            self.assertIn("internal error", data["output"])
+            return data
+
+    def test_an_unforeseen_error_still_gives_valid_results(self):
+        # a grader whose results.json is not JSON
+        data = self.run_with_fake_grader(
+            "import sys, pathlib\nout = pathlib.Path(sys.argv[sys.argv.index('--out') + 1])\n"
+            "out.mkdir(parents=True)\n(out / 'results.json').write_text('{truncated')\n")
+        self.assertEqual(data["score"], 0.0)
+        self.assertIn("internal error", data["output"])
 
     def test_a_grader_that_stops_early_still_gives_valid_results(self):
-        with tempfile.TemporaryDirectory() as d:
-            d = Path(d)
-            (d / "source" / "lessons" / "sgemm" / "01_naive").mkdir(parents=True)
-            (d / "source" / "lessons" / "sgemm" / "01_naive" / "naive.cu").write_text("//\n")
-            (d / "source" / "scripts").mkdir()
-            (d / "source" / "scripts" / "grade.py").write_text("import sys\nprint('cmake: not found')\nsys.exit(1)\n")
-            (d / "submission").mkdir()
-            env = dict(os.environ, AUTOGRADER_ROOT=str(d), TUT_AG_SOURCE=str(d / "source"))
-            proc = subprocess.run([sys.executable, str(AUTOGRADER / "run_autograder")], env=env, capture_output=True,
-                                  text=True, timeout=60)
-            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-            data = json.loads((d / "results" / "results.json").read_text())
-            self.assertEqual(validate_gradescope(data), [])
-            self.assertEqual(data["score"], 0.0)
-            self.assertIn("could not grade", data["output"])
-            self.assertIn("cmake: not found", data["output"])
+        data = self.run_with_fake_grader("import sys\nprint('cmake: not found')\nsys.exit(1)\n")
+        self.assertEqual(data["score"], 0.0)
+        self.assertIn("could not grade", data["output"])
+        self.assertIn("cmake: not found", data["output"])
 
 
 class Zip(unittest.TestCase):
