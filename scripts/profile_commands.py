@@ -63,7 +63,8 @@ def commands_in(text, track, lesson):
     while i < len(lines):
         stripped = lines[i].lstrip()
         indent = len(lines[i]) - len(stripped)
-        if stripped.split(None, 1)[:1] and stripped.split(None, 1)[0] in TOOLS and not stripped.startswith("ncu -i "):
+        first_word = stripped.split(None, 1)[0] if stripped else ""
+        if first_word in TOOLS and not stripped.startswith("ncu -i "):
             parts = [stripped]
             while parts[-1].rstrip().endswith("\\") and i + 1 < len(lines):
                 i += 1

@@ -5,14 +5,7 @@
 
 using namespace cg_checks;
 
-namespace {
-int sm_count() {
-    int device = 0, sms = 0;
-    TUT_CUDA(cudaGetDevice(&device));
-    TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    return sms;
-}
-}  // namespace
+using tut::sm_count;
 
 TEST_CASE("cg/08_persistent solves small problems to tolerance (true residual on the CPU)", "[exercise]") {
     check_all_solve(kSmallProblems);

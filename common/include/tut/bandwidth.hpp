@@ -121,13 +121,8 @@ inline double host_link_peak_gbs(int device) {
 // Shared launch arithmetic
 // ---------------------------------------------------------------------------------
 
-/// Number of SMs of the current device.
-inline int sm_count() {
-    int device = 0, sms = 0;
-    TUT_CUDA(cudaGetDevice(&device));
-    TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    return sms;
-}
+/// Number of SMs of the current device (lessons call it as tut::bandwidth::sm_count()).
+using tut::sm_count;
 
 /// Blocks for a grid-stride loop that fills the GPU: SMs x the blocks of `threads`
 /// threads that fit on one SM at once (occupancy API), but no more blocks than

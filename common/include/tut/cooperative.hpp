@@ -11,6 +11,7 @@
 #pragma once
 
 #include "check.hpp"
+#include "gpu.hpp"
 
 #include <cuda_runtime.h>
 
@@ -19,14 +20,6 @@
 #include <utility>
 
 namespace tut {
-
-/// The GPU's SMs.
-inline int sm_count() {
-    int device = 0, sms = 0;
-    TUT_CUDA(cudaGetDevice(&device));
-    TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    return sms;
-}
 
 /// Blocks of `threads` threads (and `shared_bytes` of dynamic shared memory) of `kernel`
 /// that can be resident on one SM at once. Throws Unsupported for none.

@@ -59,28 +59,40 @@ inline void require_gpu(const char* program) {
 // the error it left (cudaGetLastError()), so that the next checked launch (TUT_LAUNCH) does
 // not report the failed query as its own.
 
+/// The current device's SMs (a checked query: throws without a device).
+inline int sm_count() {
+    int device = 0, sms = 0;
+    TUT_CUDA(cudaGetDevice(&device));
+    TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    return sms;
+}
+
+/// Reads `attribute` of the current device into `value`; false (and the error cleared)
+/// when there is no device to ask.
+inline bool read_device_attribute(cudaDeviceAttr attribute, int& value) {
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&value, attribute, device) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return true;
+}
+
 /// The current device's compute capability as major * 10 + minor (90 for sm_90); 0 when
 /// it cannot be read.
 inline int compute_capability() {
-    int device = 0, major = 0, minor = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
-        cudaGetLastError();
+    int major = 0, minor = 0;
+    if (!read_device_attribute(cudaDevAttrComputeCapabilityMajor, major) ||
+        !read_device_attribute(cudaDevAttrComputeCapabilityMinor, minor))
         return 0;
-    }
     return major * 10 + minor;
 }
 
 /// True when the current device reports a non-zero value for `attribute`
 /// (cudaDevAttrCooperativeLaunch, cudaDevAttrMaxPersistingL2CacheSize, ...).
 inline bool device_has(cudaDeviceAttr attribute) {
-    int device = 0, value = 0;
-    if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&value, attribute, device) != cudaSuccess) {
-        cudaGetLastError();
-        return false;
-    }
-    return value != 0;
+    int value = 0;
+    return read_device_attribute(attribute, value) && value != 0;
 }
 
 /// For a lesson that cannot run at all below compute capability `minimum` (e.g. 80 for

@@ -517,19 +517,8 @@ inline size_t cub_depth_for(size_t n, size_t sms) {
 }
 
 /// Depth bound used for cub::DeviceReduce::Sum on the current device: cub_depth_for()
-/// with its SM count (asked once per device).
-inline size_t cub_depth(size_t n) {
-    static std::map<int, size_t> sms_of;
-    int device = 0;
-    TUT_CUDA(cudaGetDevice(&device));
-    auto found = sms_of.find(device);
-    if (found == sms_of.end()) {
-        int sms = 0;
-        TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-        found = sms_of.emplace(device, static_cast<size_t>(std::max(sms, 1))).first;
-    }
-    return cub_depth_for(n, found->second);
-}
+/// with its SM count.
+inline size_t cub_depth(size_t n) { return cub_depth_for(n, static_cast<size_t>(sm_count())); }
 
 /// An optional block x grid sweep of one `double` kernel, run with --sweep (lesson 8).
 /// The lesson sets the fields by name.

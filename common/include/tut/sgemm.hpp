@@ -93,13 +93,8 @@ inline Variant library_variant(const std::string& name, Launcher run) {
 /// The most dynamic shared memory one block may ask for on the current GPU (the opt-in
 /// limit); 0 when there is no GPU to ask.
 inline size_t max_dynamic_shared_per_block() {
-    int device = 0, bytes = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
-    return static_cast<size_t>(bytes);
+    int bytes = 0;
+    return read_device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, bytes) ? static_cast<size_t>(bytes) : 0;
 }
 
 /// True when `v` can run on a GPU of this compute capability (major * 10 + minor) whose

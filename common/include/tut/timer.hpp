@@ -23,6 +23,7 @@
 #pragma once
 
 #include "check.hpp"
+#include "gpu.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -75,12 +76,11 @@ __global__ void read_to_evict_l2(const int4* __restrict__ data, size_t count, in
 class L2Flusher {
   public:
     L2Flusher() {
-        int device = 0, l2_bytes = 0, sms = 0;
+        int device = 0, l2_bytes = 0;
         TUT_CUDA(cudaGetDevice(&device));
         TUT_CUDA(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
-        TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
         bytes_ = 2 * static_cast<size_t>(l2_bytes > 0 ? l2_bytes : (8 << 20));
-        blocks_ = 4 * std::max(sms, 1);
+        blocks_ = 4 * std::max(sm_count(), 1);
         TUT_CUDA(cudaMalloc(&buffer_, bytes_ + sizeof(int)));
         TUT_CUDA(cudaMemset(buffer_, 0, bytes_ + sizeof(int)));
         TUT_CUDA(cudaDeviceSynchronize());
