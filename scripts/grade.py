@@ -37,9 +37,12 @@ Writes, under --out:
   results.json   Gradescope's results format (score, tests with score, max_score, ...)
   logs/          build and run output per lesson, and the parallel build's log
 Without a GPU the checks report "skipped" (exit 77), and so do the checks of a lesson
-built for one GPU architecture on any other (sgemm/16_wgmma needs compute capability 9.0):
-such lessons score 0, marked skipped with the reason; --self-test exits 77 when every
-lesson was skipped.
+built for one GPU architecture on any other (sgemm/16_wgmma needs compute capability 9.0)
+and those of a lesson that needs more GPUs than the machine has (the multigpu track's:
+its manifest entries name the GPUs and the launcher, common/checks/multigpu/mpi_launch.py,
+which starts the checks under mpirun, one process per GPU): such lessons score 0, marked
+skipped with the reason; --self-test exits 77 when every lesson was skipped. Lessons
+that need several GPUs run their checks one at a time, after the others.
 """
 import argparse
 import concurrent.futures
@@ -117,6 +120,9 @@ class LessonResult:
         m = re.search(r"\bneeds (\d+) KB of shared memory per block", self.detail or "")
         if m:
             return f"needs {m.group(1)} KB of shared memory per block"
+        m = re.search(r"\bneeds? (\d+) GPUs\b", self.detail or "")
+        if m:
+            return f"needs {m.group(1)} GPUs"
         if re.search(r"need a CUDA GPU|no CUDA GPU|no GPU", self.detail or "", re.IGNORECASE):
             return "no GPU"
         return ""
@@ -474,6 +480,21 @@ def build_lesson(entry, build_dir, logs):
     return res
 
 
+def launch_prefix(entry, timeout):
+    """What starts a lesson's check program: nothing for most lessons; for a lesson that
+    needs several GPUs (a manifest entry with "launcher"), its launcher, which skips (77,
+    with the reason) when the machine has fewer GPUs, starts one process per GPU under
+    mpirun (or one process that uses them, "launch": "single") with NVLink multicast off,
+    and ends the job a little before the grader's own time limit."""
+    if not entry.get("launcher"):
+        return []
+    gpus = str(int(entry.get("gpus", 2)))
+    limit = str(max(10, int(timeout) - 15))
+    if entry.get("launch") == "single":
+        return [sys.executable, entry["launcher"], "--single", "--need-gpus", gpus, "--timeout", limit, "--"]
+    return [sys.executable, entry["launcher"], "--np", gpus, "--timeout", limit, "--"]
+
+
 def run_checks(entry, logs, major):
     """Runs one lesson's [exercise] and [baseline] checks (each its own process, under the
     lesson's time limit) and returns its LessonResult."""
@@ -485,7 +506,7 @@ def run_checks(entry, logs, major):
         xml_path = logs / f"{stem}.{kind}.junit.xml"
         if xml_path.exists():
             xml_path.unlink()
-        cmd = [exe, f"[{kind}]", "-r", "junit", "-o", str(xml_path)]
+        cmd = launch_prefix(entry, timeout) + [exe, f"[{kind}]", "-r", "junit", "-o", str(xml_path)]
         if major >= 3:
             cmd.append("--allow-running-no-tests")
         rc, out, timed_out = run_with_timeout(cmd, timeout, logs / f"{stem}.{kind}.log")
@@ -853,14 +874,21 @@ def grade_entries(tree, entries, build_dir, out_dir, title, run_jobs=1, timer=No
     timer.add(f"per-lesson build ({len(entries) - len(to_run)} failed)", time.monotonic() - t)
 
     t = time.monotonic()
-    workers = max(1, min(run_jobs, len(to_run) or 1))
+    # Lessons that need several GPUs take all of them: one at a time, after the others.
+    alone = [i for i in to_run if entries[i].get("launcher")]
+    shared = [i for i in to_run if i not in alone]
+    workers = max(1, min(run_jobs, len(shared) or 1))
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(run_checks, entries[i], logs, major): i for i in to_run}
+        futures = {pool.submit(run_checks, entries[i], logs, major): i for i in shared}
         for fut in concurrent.futures.as_completed(futures):
             i = futures[fut]
             results[i] = fut.result()
             r = results[i]
             print(f"  graded {r.name}: {r.score:.1f}/{POINTS_PER_LESSON:.0f} ({r.status})", flush=True)
+    for i in alone:
+        results[i] = run_checks(entries[i], logs, major)
+        r = results[i]
+        print(f"  graded {r.name}: {r.score:.1f}/{POINTS_PER_LESSON:.0f} ({r.status})", flush=True)
     timer.add(f"checks ({len(to_run)} lessons, {workers} at a time)", time.monotonic() - t)
 
     write_reports(results, out_dir, title, seconds=timer.total(),

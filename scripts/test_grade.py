@@ -504,5 +504,52 @@ class PerLessonPhase(unittest.TestCase):
             self.assertLess(out.index("---- demo/"), out.index("\ndemo\n"))  # before the score table
 
 
+class MultiGpuLessons(unittest.TestCase):
+    """Lessons that need several GPUs: started through their launcher, skipped with the GPU
+    count as the reason, and run one at a time after the others."""
+
+    LAUNCHER = Path(__file__).resolve().parent.parent / "common" / "checks" / "multigpu" / "mpi_launch.py"
+
+    def test_launch_prefix(self):
+        self.assertEqual(grade.launch_prefix({"check_exe": "x"}, 300), [])
+        mpi = grade.launch_prefix({"launcher": "/l.py", "gpus": 2, "launch": "mpi"}, 300)
+        self.assertEqual(mpi, [sys.executable, "/l.py", "--np", "2", "--timeout", "285", "--"])
+        single = grade.launch_prefix({"launcher": "/l.py", "gpus": 2, "launch": "single"}, 300)
+        self.assertIn("--single", single)
+        self.assertEqual(single[-1], "--")
+
+    def test_skip_reason_names_the_gpus(self):
+        r = grade.LessonResult("multigpu", "02_allreduce", status="skipped",
+                               detail="SKIPPED: check-lessons-multigpu-02_allreduce needs 2 GPUs (one process on each), "
+                                      "found 1.")
+        self.assertEqual(r.skip_reason, "needs 2 GPUs")
+        self.assertEqual(grade.skipped_name(r), "multigpu/02_allreduce (skipped: needs 2 GPUs)")
+        none = grade.LessonResult("multigpu", "02_allreduce", status="skipped",
+                                  detail="SKIPPED: check needs a CUDA GPU (2 of them) and no GPU is usable here.")
+        self.assertEqual(none.skip_reason, "no GPU")
+
+    def test_a_lesson_with_too_few_gpus_is_skipped_with_the_reason(self):
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            exe = d / "check"
+            exe.write_text(FAKE_CHECK.format(python=sys.executable, behaviour="pass"))
+            exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+            entry = {"tree": "lessons", "track": "multigpu", "lesson": "02_allreduce", "source": f"{d}/x.cu",
+                     "check_target": "check", "check_exe": str(exe), "timeout": 60, "gpus": 2, "launch": "mpi",
+                     "launcher": str(self.LAUNCHER)}
+            saved = os.environ.get("TUT_GPU_COUNT")
+            os.environ["TUT_GPU_COUNT"] = "1"
+            try:
+                r = grade.run_checks(entry, d, 2)
+            finally:
+                if saved is None:
+                    del os.environ["TUT_GPU_COUNT"]
+                else:
+                    os.environ["TUT_GPU_COUNT"] = saved
+            self.assertEqual(r.status, "skipped")
+            self.assertEqual(r.skip_reason, "needs 2 GPUs")
+            self.assertEqual(r.score, 0.0)
+
+
 if __name__ == "__main__":
     unittest.main()

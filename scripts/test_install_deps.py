@@ -42,12 +42,38 @@ if mode == "offline":
     sys.exit(100)
 where = {{"doxygen": "bin/doxygen", "catch2": "root/lib/cmake/Catch2/Catch2Config.cmake",
           "libeigen3-dev": "root/share/eigen3/cmake/Eigen3Config.cmake", "ninja-build": "bin/ninja",
-          "cmake": "bin/cmake", "python3": "bin/python3"}}
+          "cmake": "bin/cmake", "python3": "bin/python3", "libopenmpi-dev": "bin/mpicxx",
+          "openmpi-bin": "bin/mpirun"}}
 for package in args[1:]:
     f = fake / where[package]
     f.parent.mkdir(parents=True, exist_ok=True)
     f.write_text("#!/bin/true\\n")
     f.chmod(0o755)
+"""
+
+
+# python3, faked: "-m pip --version" answers, "-m pip install ... --target DIR WHEEL" is
+# logged and, online, leaves DIR/nvidia/<name>/include behind; "-c import nvidia.X"
+# fails (no wheel in any site-packages). Anything else succeeds.
+FAKE_PYTHON = """#!{python}
+import sys
+from pathlib import Path
+fake = Path({fake!r})
+args = sys.argv[1:]
+if args[:2] == ["-m", "pip"]:
+    if args[2:3] == ["--version"]:
+        sys.exit(0)
+    with open(fake / "pip.log", "a") as log:
+        log.write(" ".join(args[2:]) + "\\n")
+    if (fake / "apt.mode").read_text().strip() == "offline":
+        sys.exit(1)
+    target = Path(args[args.index("--target") + 1])
+    name = args[-1].split("-")[1]  # nvidia-nvshmem-cu13 -> nvshmem
+    (target / "nvidia" / name / "include").mkdir(parents=True, exist_ok=True)
+    sys.exit(0)
+if args[:1] == ["-c"] and "import nvidia" in args[1]:
+    sys.exit(1)
+sys.exit(0)
 """
 
 
@@ -129,6 +155,8 @@ class InstallDeps(unittest.TestCase):
         self.set_apt("online")
         self.catch2()
         self.tool("doxygen")
+        self.tool("mpicxx")
+        self.tool("mpirun")
         eigen = self.root / "share/eigen3/cmake/Eigen3Config.cmake"
         eigen.parent.mkdir(parents=True)
         eigen.write_text("")
@@ -159,6 +187,59 @@ class InstallDeps(unittest.TestCase):
         self.assertEqual(p.returncode, 0)
         self.assertEqual(apt, "")
         self.assertIn("going on without", p.stdout)
+
+    def fake_python(self):
+        self.tool("python3", FAKE_PYTHON.format(python=sys.executable, fake=str(self.fake)))
+
+    def run_multigpu(self, command="test", **env):
+        self.catch2()
+        self.tool("doxygen")
+        eigen = self.root / "share/eigen3/cmake/Eigen3Config.cmake"
+        eigen.parent.mkdir(parents=True)
+        eigen.write_text("")
+        self.fake_python()
+        env.setdefault("TUT_PYTHON_DEPS", str(self.fake / "wheels"))
+        p, apt = self.run_deps(command, **env)
+        pip = self.fake / "pip.log"
+        return p, apt, pip.read_text() if pip.exists() else ""
+
+    def test_multigpu_offline_goes_on_without_mpi_nccl_nvshmem_in_one_line(self):
+        p, apt, pip = self.run_multigpu()
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("install libopenmpi-dev openmpi-bin", apt)
+        self.assertIn("nvidia-nccl-cu13", pip)
+        self.assertIn("nvidia-nvshmem-cu13", pip)
+        note = [line for line in p.stdout.splitlines() if "going on without" in line]
+        self.assertEqual(len(note), 1, p.stdout)
+        for part in ("MPI", "NCCL", "NVSHMEM", "pip could not install nvidia-nvshmem-cu13"):
+            self.assertIn(part, note[0])
+
+    def test_multigpu_online_installs_mpi_and_the_wheels_where_cmake_looks(self):
+        self.set_apt("online")
+        p, apt, pip = self.run_multigpu()
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertNotIn("going on without", p.stdout)
+        self.assertIn("--retries 0", pip)
+        for name in ("nccl", "nvshmem"):
+            self.assertTrue((self.fake / "wheels" / name / "nvidia" / name / "include").is_dir(), pip)
+        # a second run finds everything: no apt, no pip, no output
+        (self.fake / "apt.log").unlink()
+        (self.fake / "pip.log").unlink()
+        p, apt, pip = self.run_deps("test", TUT_PYTHON_DEPS=str(self.fake / "wheels")) + ("",)
+        self.assertEqual((p.returncode, p.stdout, apt), (0, "", ""))
+        self.assertFalse((self.fake / "pip.log").exists())
+
+    def test_multigpu_wheels_follow_the_toolkit_major_version(self):
+        self.tool("nvcc", f"#!{BASH}\necho 'Cuda compilation tools, release 12.8, V12.8.93'\n")
+        p, _, pip = self.run_multigpu("tour")
+        self.assertIn("nvidia-nvshmem-cu12", pip)
+        self.assertIn("nvidia-nccl-cu12", pip)
+
+    def test_multigpu_no_install_runs_no_pip(self):
+        p, apt, pip = self.run_multigpu(TUT_NO_INSTALL="1")
+        self.assertEqual(p.returncode, 0)
+        self.assertEqual((apt, pip), ("", ""))
+        self.assertIn("NVSHMEM", p.stdout)
 
     def test_unknown_command_is_a_usage_error(self):
         p, _ = self.run_deps("everything")

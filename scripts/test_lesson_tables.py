@@ -166,6 +166,32 @@ class LessonTablesTest(unittest.TestCase):
                       "| 430 solves/s | 26.9x | 40.6% | 5.09 | 455 |", block)
         self.assertIn("% of peak: bandwidth floor", block)
 
+    def test_multigpu_one_table_per_gpu_count(self):
+        readme = self.write("lessons/multigpu/02_allreduce/README.md",
+                            '<!-- measured:begin extra="algbw_gbs" -->\n<!-- measured:end -->\n')
+        mg = os.path.join(self.root, "results", "multigpu")
+        os.makedirs(mg)
+        for g, value in ((2, 300.0), (4, 350.0)):
+            with open(os.path.join(mg, "NVIDIA_H100_80GB_HBM3-x%d.json" % g), "w") as f:
+                json.dump({"gpu": "NVIDIA H100 80GB HBM3", "cuda": "13.0", "date": "2030-01-01", "gpus": g,
+                           "records": [{"track": "multigpu", "lesson": "02_allreduce", "variant": "ring",
+                                        "size": "268435456", "value": value, "unit": "GB/s", "library_value": 330.0,
+                                        "library": "ncclAllReduce", "extra": {"algbw_gbs": value / 1.5}}]}, f)
+        rc, out = self.run_main()
+        self.assertEqual(rc, 0, out)
+        block = self.block(readme)
+        self.assertLess(block.index("**On 2 GPUs**"), block.index("**On 4 GPUs**"))
+        self.assertIn("| ring | 268435456 | 300 GB/s | 90.9% | 200 |", block)
+        self.assertIn("| ring | 268435456 | 350 GB/s | 106.1% | 233 |", block)
+        self.assertNotIn("sgemm", block)
+        rc, out = self.run_main("--check")
+        self.assertEqual(rc, 0, out)
+
+    def test_multigpu_without_results(self):
+        readme = self.write("lessons/multigpu/03_jor/README.md", "<!-- measured:begin -->\n<!-- measured:end -->\n")
+        self.run_main()
+        self.assertIn("No results recorded yet.", self.block(readme))
+
     def test_no_records_and_one_gpu(self):
         readme = self.write("lessons/sgemm/09_new/README.md", "<!-- measured:begin -->\n<!-- measured:end -->\n")
         self.run_main("--results", os.path.join(self.root, "results", "NVIDIA_H200.json"))

@@ -211,6 +211,37 @@ class Run(unittest.TestCase):
         self.assertIn("left as it was", err)
         self.assertEqual(old.read_text(), '{"date": "earlier"}\n')
 
+    def test_multigpu_gets_one_results_file_per_gpu_count(self):
+        # A stand-in launcher runs the program with FAKE_NP set to the --np it was given; the
+        # program writes one record whose value is that count (and fails without the safety
+        # variable set).
+        launcher = self.build / "launch.py"
+        launcher.write_text(f"#!{sys.executable}\nimport os, subprocess, sys\n"
+                            "a = sys.argv[1:]\nnp = a[a.index('--np') + 1] if '--np' in a else '1'\n"
+                            "sys.exit(subprocess.run(a[a.index('--') + 1:], env=dict(os.environ, FAKE_NP=np)).returncode)\n")
+        program = self.build / "allreduce"
+        program.write_text(f"#!{sys.executable}\nimport json, os, sys\n"
+                           "assert os.environ['NCCL_NVLS_ENABLE'] == '0'\n"
+                           "r = {'track': 'multigpu', 'lesson': '02_allreduce', 'variant': 'ring', "
+                           "'value': int(os.environ['FAKE_NP'])}\n"
+                           "open(sys.argv[sys.argv.index('--json') + 1], 'a').write(json.dumps(r) + '\\n')\n")
+        program.chmod(0o755)
+        self.write_manifest([{"tree": "solutions", "track": "multigpu", "lesson": "02_allreduce",
+                              "target": "solutions-multigpu-02_allreduce", "exe": str(program), "tour_args": [],
+                              "launch": "mpi", "launcher": str(launcher), "gpus": 2}])
+        self.device_info(f"echo '{json.dumps(DEVICE)}'")
+        os.environ["TUT_GPU_COUNT"] = "2"
+        try:
+            rc, err = self.main("--tracks", "multigpu")
+        finally:
+            del os.environ["TUT_GPU_COUNT"]
+        self.assertEqual(rc, 0, err)
+        for g in (1, 2):
+            written = json.loads((self.results / "multigpu" / f"Fake_GPU-x{g}.json").read_text())
+            self.assertEqual(written["gpus"], g)
+            self.assertEqual([r["value"] for r in written["records"]], [g])
+        self.assertFalse((self.results / "Fake_GPU.json").exists())
+
     def test_records_are_written(self):
         record = {"track": "sgemm", "lesson": "01_naive", "variant": "v", "value": 1.0, "unit": "GFLOP/s"}
         self.write_manifest([self.lesson("sgemm", "01_naive", f"echo '{json.dumps(record)}' >> \"$2\"")])
@@ -220,6 +251,37 @@ class Run(unittest.TestCase):
         self.assertEqual([c[-1] for c in self.sh_calls], ["device_info", "solutions-sgemm-01_naive"])
         written = json.loads((self.results / "Fake_GPU.json").read_text())
         self.assertEqual(written["records"], [record])
+
+
+class MultiGpu(unittest.TestCase):
+    """The multigpu track: GPU counts, its launch commands, one results file per count."""
+
+    def test_counts_are_powers_of_two_up_to_the_gpus_here(self):
+        self.assertEqual(tour.multigpu_counts(0), [])
+        self.assertEqual(tour.multigpu_counts(1), [1])
+        self.assertEqual(tour.multigpu_counts(4), [1, 2, 4])
+        self.assertEqual(tour.multigpu_counts(6), [1, 2, 4])
+        self.assertEqual(tour.multigpu_counts(8), [1, 2, 4, 8])
+        self.assertEqual(tour.multigpu_counts(2, [1, 2, 4]), [1, 2])
+
+    def test_commands_go_through_the_launcher(self):
+        e = {"exe": "/b/allreduce", "launcher": "/l.py", "launch": "mpi", "gpus": 2, "tour_args": ["--x"]}
+        cmd = tour.multigpu_command(e, 4, "/b/r.jsonl", 300)
+        self.assertEqual(cmd[1:6], ["/l.py", "--np", "4", "--timeout", "300"])
+        self.assertEqual(cmd[cmd.index("--") + 1:], ["/b/allreduce", "--json", "/b/r.jsonl", "--x"])
+        single = dict(e, launch="single", exe="/b/peers")
+        cmd = tour.multigpu_command(single, 4, "/b/r.jsonl", 300)
+        self.assertIn("--single", cmd)
+        self.assertEqual(cmd[-2:], ["--gpus", "4"])
+
+    def test_rows_show_the_solver_columns(self):
+        r = {"lesson": "04_cg", "variant": "float", "size": "weak", "time_ms": 12.5, "value": 800.0, "unit": "GB/s",
+             "ratio_to_library": 0.9, "ratio_to_peak": 0.5,
+             "extra": {"us_per_iter": 250.0, "compute_us_per_iter": 200.0, "comm_us_per_iter": 50.0, "speedup": 3.6,
+                       "parallel_efficiency": 0.9}}
+        row = tour.multigpu_rows([r])[0]
+        self.assertEqual(row[7:], ["250.0", "200.0", "50.0", "3.60", "90.0%"])
+        self.assertEqual(tour.multigpu_rows([dict(r, extra={})])[0][7:], ["-"] * 5)
 
 
 if __name__ == "__main__":

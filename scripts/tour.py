@@ -14,10 +14,19 @@ SVG plots (docs/plots/), the README's results table and the lesson READMEs' meas
 tables are regenerated from every results file in --results-dir (one per GPU).
 Without a GPU it builds only device_info, says so and exits 77. Bad input (a build
 directory that is not configured, an unknown track, no results files) exits 2.
+
+The multigpu track (manifest entries with a "launch" field) runs apart: each lesson on
+G = 1, 2, 4, ... GPUs up to those present (--gpu-counts to choose), under mpirun -np G
+through the track's launcher (common/checks/multigpu/mpi_launch.py; lesson 1, one process,
+gets --gpus G), with NVLink multicast kept off (NCCL_NVLS_ENABLE=0, NVSHMEM_DISABLE_NVLS=1,
+TORCH_SYMM_MEM_DISABLE_MULTICAST=1, set for every program of the tour). It prints one table
+per GPU count and writes results/multigpu/<gpu>-x<G>.json (same layout as results/<gpu>.json,
+plus "gpus": G); results/<gpu>.json never holds multigpu records.
 """
 import argparse
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -30,6 +39,8 @@ import results_json as rj  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SKIP_EXIT = 77
+# NVLink multicast stays off in every program the tour starts (see common/include/tut/multigpu.hpp).
+SAFETY_ENV = {"NCCL_NVLS_ENABLE": "0", "NVSHMEM_DISABLE_NVLS": "1", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1"}
 
 
 def sh(cmd, **kw):
@@ -176,6 +187,136 @@ def print_jor_summary(records):
                         f"{4096 if typ == 'float' else 2048})", ["N", "best CPU", "fastest GPU", "GPU speedup"], rows)
 
 
+def gpu_count():
+    """GPUs this machine offers the multigpu track: TUT_GPU_COUNT when set, else the lines of
+    `nvidia-smi -L` (capped by CUDA_VISIBLE_DEVICES when it is set); 0 without nvidia-smi."""
+    if os.environ.get("TUT_GPU_COUNT", "").strip():
+        try:
+            return max(0, int(os.environ["TUT_GPU_COUNT"]))
+        except ValueError:
+            pass
+    count = 0
+    smi = shutil.which("nvidia-smi")
+    if smi:
+        try:
+            out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=60).stdout
+            count = sum(1 for line in out.splitlines() if line.startswith("GPU "))
+        except (OSError, subprocess.SubprocessError):
+            count = 0
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        count = min(count, len([v for v in visible.split(",") if v.strip() and v.strip() != "-1"]))
+    return count
+
+
+def multigpu_counts(have, wanted=None):
+    """The GPU counts to run the multigpu track on: `wanted` (a list) capped at `have`, else
+    1, 2, 4, 8, ... up to `have`."""
+    if wanted:
+        return [g for g in wanted if 1 <= g <= have]
+    counts, g = [], 1
+    while g <= have:
+        counts.append(g)
+        g *= 2
+    return counts
+
+
+def multigpu_command(e, gpus, jsonl, timeout):
+    """The command that runs multigpu lesson `e` on `gpus` GPUs through its launcher."""
+    launcher = [sys.executable, e["launcher"]]
+    program = [e["exe"], "--json", str(jsonl), *e.get("tour_args", [])]
+    if e.get("launch") == "single":
+        return launcher + ["--single", "--need-gpus", str(max(gpus, int(e.get("gpus", 1)))), "--timeout",
+                           str(timeout), "--"] + program + ["--gpus", str(gpus)]
+    return launcher + ["--np", str(gpus), "--timeout", str(timeout), "--"] + program
+
+
+def multigpu_rows(records):
+    """Rows of a multigpu table: time and value beside the library and the peak, and for the
+    solvers microseconds per iteration (compute, communication), speedup and efficiency."""
+    rows = []
+    for r in records:
+        e = r.get("extra") if isinstance(r.get("extra"), dict) else {}
+        def num(key, digits=1, pct=False):
+            v = rj.number(e.get(key))
+            if v is None:
+                return "-"
+            return f"{100 * v:.1f}%" if pct else f"{v:.{digits}f}"
+        rows.append([r.get("lesson", ""), r.get("variant", ""), str(r.get("size", "")),
+                     fmt_value(r.get("time_ms"), 3) if r.get("time_ms") is not None else "-",
+                     f"{fmt_value(r.get('value'))} {r.get('unit', '')}", fmt_pct(r.get("ratio_to_library")),
+                     fmt_pct(r.get("ratio_to_peak")), num("us_per_iter"), num("compute_us_per_iter"),
+                     num("comm_us_per_iter"), num("speedup", 2), num("parallel_efficiency", pct=True)])
+    return rows
+
+
+def print_multigpu(results):
+    g = results["gpus"]
+    print(f"\n=== multigpu on {g} x {results['gpu']} | CUDA {results['cuda']} | {results['date']} ===")
+    header = ["lesson", "variant", "size", "time ms", "value", "% library", "% peak", "us/iter", "compute",
+              "comm", "speedup", "efficiency"]
+    print_table(f"[multigpu] {g} GPU(s): % library = the library measured in the same run (NCCL, cudaMemcpyPeer) "
+                f"or, for the solvers, {g} x the same lesson on one GPU (so it equals the parallel efficiency)",
+                header, multigpu_rows(results["records"]))
+    for key, what in (("skipped", "SKIPPED"), ("failures", "FAILED")):
+        for f in results.get(key, []):
+            print(f"  {what}: {f['lesson']}: {f['why']}")
+
+
+def run_multigpu(entries, device, build, results_dir, timeout, wanted_counts):
+    """Runs the multigpu lessons on every GPU count; writes one results file per count.
+    Returns (files written, failures)."""
+    have = gpu_count()
+    counts = multigpu_counts(have, wanted_counts)
+    written, all_failures = [], []
+    if not counts:
+        print(f"\nmultigpu: no GPU count to run on ({have} GPU(s) here)")
+        return written, all_failures
+    out_dir = Path(results_dir) / "multigpu"
+    for g in counts:
+        jsonl = build / f"tour_records_multigpu_x{g}.jsonl"
+        jsonl.unlink(missing_ok=True)
+        failures, skipped = [], []
+        for e in entries:
+            name = f"{e['track']}/{e['lesson']}"
+            print(f"\n##### {name} on {g} GPU(s) #####", flush=True)
+            start = time.monotonic()
+            outcome = "done"
+            try:
+                p = sh(multigpu_command(e, g, jsonl, timeout), timeout=timeout + 30)
+                if p.returncode == SKIP_EXIT:
+                    outcome = "SKIPPED"
+                    skipped.append({"track": e["track"], "lesson": e["lesson"], "why": f"skipped on {g} GPU(s) (exit 77)"})
+                elif p.returncode == 124:  # the launcher's time limit (each rank's watchdog says where it was)
+                    outcome = f"TIMED OUT (limit {timeout} s; the watchdog lines above say where each rank was)"
+                    failures.append({"track": e["track"], "lesson": e["lesson"], "why": f"timed out on {g} GPU(s)"})
+                elif p.returncode != 0:
+                    outcome = f"FAILED (exit {p.returncode})"
+                    failures.append({"track": e["track"], "lesson": e["lesson"], "why": f"exit code {p.returncode} on {g} GPU(s)"})
+            except subprocess.TimeoutExpired:
+                outcome = f"TIMED OUT after {timeout + 30} s"
+                failures.append({"track": e["track"], "lesson": e["lesson"], "why": f"timed out on {g} GPU(s)"})
+            except OSError as err:
+                outcome = f"FAILED ({err.strerror or err})"
+                failures.append({"track": e["track"], "lesson": e["lesson"], "why": err.strerror or str(err)})
+            # One line per program: how long it took, for the time budget of the tour.
+            print(f"##### {name} on {g} GPU(s): {outcome} in {time.monotonic() - start:.1f} s", flush=True)
+        records = [json.loads(line) for line in jsonl.read_text().splitlines() if line.strip()] if jsonl.exists() else []
+        all_failures += failures
+        out = out_dir / gpu_file_name(device["gpu"]).replace(".json", f"-x{g}.json")
+        if not records:
+            print(f"multigpu on {g} GPU(s): no program wrote a record; {out} left as it was")
+            continue
+        results = {"gpu": device["gpu"], "cuda": device["cuda"], "date": device["date"], "device": device, "gpus": g,
+                   "records": records, "failures": failures, "skipped": skipped}
+        out_dir.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(results, indent=1) + "\n")
+        print_multigpu(results)
+        print(f"wrote {out}")
+        written.append(out)
+    return written, all_failures
+
+
 def fail(message, code=2):
     """One line on stderr instead of a traceback; returns the exit code."""
     print(f"tour: {message}", file=sys.stderr)
@@ -202,10 +343,17 @@ def main(argv=None):
     ap.add_argument("--no-docs", action="store_true",
                     help="do not regenerate the plots, the README table and the lesson tables")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per lesson run")
+    ap.add_argument("--gpu-counts", default="",
+                    help="multigpu track: comma-separated GPU counts to run on (default 1, 2, 4, ... up to the GPUs here)")
     ap.add_argument("--docs-only", action="store_true",
                     help="run nothing: regenerate the plots, the README table and the lesson tables from the "
                          "results files already in --results-dir (after a tour run with --no-docs)")
     args = ap.parse_args(argv)
+    os.environ.update(SAFETY_ENV)
+    try:
+        wanted_counts = [int(g) for g in args.gpu_counts.split(",") if g.strip()]
+    except ValueError:
+        return fail(f"--gpu-counts takes whole numbers separated by commas, not '{args.gpu_counts}'")
     if args.docs_only:
         return regenerate_docs(Path(args.results_dir))
     build = Path(args.build_dir)
@@ -244,6 +392,16 @@ def main(argv=None):
     if not args.no_build:
         if sh(["cmake", "--build", build, "--target", *[e["target"] for e in entries]]).returncode:
             return 1
+
+    # The multigpu track runs apart, on every GPU count, into results/multigpu/.
+    multigpu = [e for e in entries if e.get("launch")]
+    entries = [e for e in entries if not e.get("launch")]
+    mg_written, mg_failures = [], []
+    if multigpu:
+        mg_written, mg_failures = run_multigpu(multigpu, device, build, args.results_dir, args.timeout, wanted_counts)
+        if not entries:
+            docs = 0 if args.no_docs or not mg_written else regenerate_docs(Path(args.results_dir))
+            return 1 if mg_failures or docs else (0 if mg_written else 1)
 
     jsonl = build / "tour_records.jsonl"
     jsonl.unlink(missing_ok=True)
@@ -288,7 +446,7 @@ def main(argv=None):
     print(f"\nwrote {out}")
 
     docs = 0 if args.no_docs else regenerate_docs(out_dir)
-    return 1 if failures or docs else 0
+    return 1 if failures or mg_failures or docs else 0
 
 
 def regenerate_docs(results_dir):
@@ -296,12 +454,19 @@ def regenerate_docs(results_dir):
     the plots, the README's results table and every lesson README's measured table.
     Returns the exit code: 2 when the folder has no results file, 1 when a generator fails."""
     files = rj.results_files(str(results_dir))
-    if not files:
+    multigpu_dir = Path(results_dir) / "multigpu"
+    multigpu = rj.results_files(str(multigpu_dir))
+    if not files and not multigpu:
         # The generators would fall back to results/ (or stop with a usage error).
         return fail(f"no results files (*.json) in {results_dir}")
-    steps = (("plots.py", files + ["--out", REPO / "docs" / "plots"]),
-             ("readme_table.py", files + ["--readme", REPO / "README.md"]),
-             ("lesson_tables.py", ["--results", *files]))
+    mg_args = ["--multigpu-results", multigpu_dir] if multigpu else []
+    if files:
+        steps = (("plots.py", files + ["--out", REPO / "docs" / "plots"]),
+                 ("readme_table.py", files + ["--readme", REPO / "README.md"]),
+                 ("lesson_tables.py", ["--results", *files, *mg_args]))
+    else:  # only the multigpu track's files: only its lesson tables
+        readmes = sorted(str(p) for p in (REPO / "lessons" / "multigpu").glob("*/README.md"))
+        steps = (("lesson_tables.py", [*mg_args, *readmes]),)
     failed = []
     for script, script_args in steps:
         if (REPO / "scripts" / script).exists():

@@ -2,14 +2,20 @@
 /// @brief Checks shared by the bandwidth lessons: exact copies and gathers, with guard zones.
 ///
 /// Copies and gathers only move floats, so results must be bitwise equal to the source
-/// (no tolerance). Every output region is poisoned (all bits set: NaN) with a few spare
-/// elements before and after the part the kernel may write; those must still be poison
-/// afterwards, which catches an off-by-one in a tail or a misaligned float4.
+/// (no tolerance). Every output sits between two guard zones of kGuard floats, poisoned
+/// with it (all bits set: NaN); afterwards the zones must still be poison, which catches
+/// an off-by-one in a tail, a misaligned float4 or a block that overhangs, and the check
+/// names the offset of the first changed float from the output's start (negative:
+/// before it), as tut_checks::GuardedBuffer does.
 ///
 /// Sources hold pattern_value(i) at element i, written on the device. Up to
 /// kHostCompareLimit elements the result is copied back and compared on the host (the
 /// clearest messages); beyond that a checking kernel compares it on the device and only
 /// the count of wrong elements and the first of them come back (device_checks.hpp).
+///
+/// The functions below take the variants to check. Each lesson's check file declares
+/// lesson::variants() and names the variants it requires (required()): a variant removed
+/// or renamed in the exercise fails, and variants the checks do not name are not run.
 #pragma once
 
 #include "catch.hpp"
@@ -17,20 +23,39 @@
 #include "lesson_hint.hpp"
 #include "tut/bandwidth.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace bandwidth_checks {
 
 using namespace tut::bandwidth;
 
-/// Spare poisoned floats after every output region.
-inline constexpr size_t kGuard = 16;
+/// Poisoned floats on each side of every checked output: 256 bytes, so the output keeps
+/// the alignment cudaMalloc gives its buffer (the float4 paths depend on it).
+inline constexpr size_t kGuard = 64;
 
 /// Sources and targets up to this many floats (64 MB) are compared on the host.
 inline constexpr size_t kHostCompareLimit = size_t(1) << 24;
+
+/// The lesson's variants of these names, in this order. A name the lesson lacks fails the
+/// check, naming it; the lesson's other variants are left out.
+template <class V>
+std::vector<V> required(const std::vector<V>& all, const std::vector<std::string>& names) {
+    std::vector<V> picked;
+    for (const std::string& name : names) {
+        auto it = std::find_if(all.begin(), all.end(), [&](const V& v) { return v.name == name; });
+        if (it == all.end())
+            FAIL("the lesson has no variant named '" << name << "' (lesson::variants(), below the harness line "
+                                                     << "of " << TUT_LESSON_SOURCE << "): the checks need it");
+        picked.push_back(*it);
+    }
+    return picked;
+}
 
 inline bool is_poison(float x) {
     uint32_t bits;
@@ -38,11 +63,21 @@ inline bool is_poison(float x) {
     return bits == 0xFFFFFFFFu;
 }
 
-/// Index of the first element of [begin, end) that is not poison, or -1.
-inline long long first_unpoisoned(const std::vector<float>& v, size_t begin, size_t end) {
-    for (size_t i = begin; i < end && i < v.size(); ++i)
-        if (!is_poison(v[i])) return static_cast<long long>(i);
+/// The first float of `region` outside the output [begin, begin + count) that is not
+/// poison, or -1.
+inline long long first_write_outside(const std::vector<float>& region, size_t begin, size_t count) {
+    for (size_t i = 0; i < region.size(); ++i) {
+        if (i == begin) i = begin + count;
+        if (i < region.size() && !is_poison(region[i])) return static_cast<long long>(i);
+    }
     return -1;
+}
+
+/// Where the changed float at `index` of a region lies, from the output [begin, begin + count).
+inline std::string write_outside(size_t index, size_t begin, size_t count) {
+    if (index < begin) return "a write before the start of the output: offset -" + std::to_string(begin - index);
+    return "a write past the end of the output: offset " + std::to_string(index - begin) + " (the output has " +
+           std::to_string(count) + " elements)";
 }
 
 /// pattern_value(first), pattern_value(first + 1), ... : the host's copy of a source.
@@ -77,18 +112,29 @@ inline bool largest_size_fits(size_t bytes, const std::string& what) {
     return false;
 }
 
+/// What a device comparison found, in words: the first wrong float of the region, inside
+/// the output [begin, begin + count) described by `inside`, outside it by its offset.
+template <class Inside>
+std::string describe(const DeviceVerdict& verdict, size_t begin, size_t count, Inside&& inside) {
+    if (verdict.first < 0) return "none";
+    const size_t i = static_cast<size_t>(verdict.first);
+    if (i < begin || i >= begin + count) return write_outside(i, begin, count);
+    return inside(i - begin, verdict.found);
+}
+
 // ----------------------------------------------------------------------------------
 // Copies (lesson 02)
 // ----------------------------------------------------------------------------------
 
 /// A patterned device source (element i holds pattern_value(i)), its first elements on
-/// the host, and a device target, reused across checks (the largest is 4 GiB each).
+/// the host, and a device target with room for both guard zones, reused across checks
+/// (the largest is 4 GiB each).
 struct CopyFixture {
-    size_t capacity;
+    size_t capacity;  ///< floats of the source
     std::vector<float> host;  ///< the source's first min(capacity, kHostCompareLimit) floats
     tut::DeviceBuffer<float> src, dst;
     explicit CopyFixture(size_t c)
-        : capacity(c), host(pattern_vector(std::min(c, kHostCompareLimit))), src(c), dst(c) {
+        : capacity(c), host(pattern_vector(std::min(c, kHostCompareLimit))), src(c), dst(c + 2 * kGuard) {
         fill_pattern(src.get(), c, 0);
     }
 };
@@ -102,46 +148,40 @@ inline CopyFixture& copy_fixture(size_t capacity) {
     return *fixture;
 }
 
-/// Runs `v` on n floats from src + src_offset to dst + dst_offset and requires an exact
-/// copy, with every float around the target region left untouched.
+/// Runs `v` on n floats from src + src_offset to the output, dst_offset floats after the
+/// front guard zone, and requires an exact copy with both guard zones untouched.
 inline void check_copy(const CopyVariant& v, size_t n, size_t src_offset, size_t dst_offset) {
-    CopyFixture& f = copy_fixture(std::max(src_offset, dst_offset) + n + kGuard);
-    const size_t region = dst_offset + n + kGuard;
+    CopyFixture& f = copy_fixture(std::max(src_offset, dst_offset) + n);
+    const size_t begin = kGuard + dst_offset;  // the output's first float in the checked region
+    const size_t region = begin + n + kGuard;
     poison(f.dst.get(), region);
     INFO("variant '" << v.name << "', n = " << n << " floats, src offset " << src_offset << ", dst offset "
-                     << dst_offset << " floats"
-                     << (v.path ? ", path " + v.path(n, f.src.get() + src_offset, f.dst.get() + dst_offset) : ""));
+                     << dst_offset << " floats");
     INFO(tut_checks::exercise_hint());
-    REQUIRE_NOTHROW(v.run(n, f.src.get() + src_offset, f.dst.get() + dst_offset));
+    std::string path;
+    REQUIRE_NOTHROW(path = v.run(n, f.src.get() + src_offset, f.dst.get() + begin));
+    INFO("path taken: '" << path << "'");
     REQUIRE_NOTHROW(TUT_CUDA(cudaDeviceSynchronize()));
     if (src_offset + n <= f.host.size() && region <= kHostCompareLimit) {
         std::vector<float> got(region);
         REQUIRE_NOTHROW(TUT_CUDA(cudaMemcpy(got.data(), f.dst.get(), region * sizeof(float), cudaMemcpyDeviceToHost)));
-        const long long bad = first_difference(got.data() + dst_offset, f.host.data() + src_offset, n);
-        INFO("first wrong element: " << bad << (bad >= 0 && is_poison(got[dst_offset + static_cast<size_t>(bad)])
+        const long long bad = first_difference(got.data() + begin, f.host.data() + src_offset, n);
+        INFO("first wrong element: " << bad << (bad >= 0 && is_poison(got[begin + static_cast<size_t>(bad)])
                                                     ? " (never written: still poison)"
                                                     : ""));
         REQUIRE(bad < 0);
-        INFO("an element before the target was written: " << first_unpoisoned(got, 0, dst_offset));
-        REQUIRE(first_unpoisoned(got, 0, dst_offset) < 0);
-        INFO("an element after the target was written: " << first_unpoisoned(got, dst_offset + n, region));
-        REQUIRE(first_unpoisoned(got, dst_offset + n, region) < 0);
+        const long long outside = first_write_outside(got, begin, n);
+        INFO((outside < 0 ? "" : write_outside(static_cast<size_t>(outside), begin, n)));
+        REQUIRE(outside < 0);
         return;
     }
     DeviceVerdict verdict;
-    REQUIRE_NOTHROW(verdict = verify_copy(f.dst.get(), region, dst_offset, n, src_offset));
-    std::string where = "none";
-    if (verdict.first >= 0) {
-        const size_t i = static_cast<size_t>(verdict.first);
-        if (i < dst_offset)
-            where = "float " + std::to_string(i) + " before the target was written";
-        else if (i >= dst_offset + n)
-            where = "float " + std::to_string(i - dst_offset - n) + " after the target was written";
-        else
-            where = "element " + std::to_string(i - dst_offset) + " is " + std::to_string(verdict.found) +
-                    (is_poison(verdict.found) ? " (never written: still poison)" : "") + ", expected " +
-                    std::to_string(pattern_value(src_offset + i - dst_offset));
-    }
+    REQUIRE_NOTHROW(verdict = verify_copy(f.dst.get(), region, begin, n, src_offset));
+    const std::string where = describe(verdict, begin, n, [&](size_t e, float found) {
+        return "element " + std::to_string(e) + " is " + std::to_string(found) +
+               (is_poison(found) ? " (never written: still poison)" : "") + ", expected " +
+               std::to_string(pattern_value(src_offset + e));
+    });
     INFO("compared on the device: " << verdict.wrong << " wrong floats; the first: " << where);
     REQUIRE(verdict.wrong == 0);
 }
@@ -156,12 +196,8 @@ inline const std::vector<size_t> kCopySizes{0,    1,    2,    3,    4,    5,    
 inline const std::vector<std::pair<size_t, size_t>> kCopyOffsets{{0, 0}, {1, 1}, {2, 2}, {3, 3},
                                                                  {1, 0}, {0, 3}, {2, 1}};
 
-inline std::vector<CopyVariant> copy_variants_where(bool want_float4) {
-    std::vector<CopyVariant> picked;
-    for (auto& v : lesson::copy_variants())
-        if ((v.name.find("float4") != std::string::npos) == want_float4) picked.push_back(v);
-    return picked;
-}
+/// Device memory the copies of 2^30 floats need: the source and the guarded target.
+inline constexpr size_t kLargestCopyBytes = 2 * (kMaxCopyElements + 2 * kGuard + 4) * sizeof(float);
 
 // ----------------------------------------------------------------------------------
 // Gathers (lessons 03-06)
@@ -192,56 +228,51 @@ inline Matrix& matrix(int rows, int cols, size_t offset = 0) {
     return *cached;
 }
 
-/// Runs `v` on src(:, indices) and requires the exact result, guard zones untouched.
-inline void check_gather(const GatherVariant& v, int rows, int cols, const std::vector<int>& indices,
-                         const std::string& what, size_t src_offset = 0, size_t dst_offset = 0) {
+/// Runs `v` on src(:, indices), the output dst_offset floats after the front guard zone,
+/// and requires the exact result, both guard zones untouched. Returns the path `v` took.
+inline std::string check_gather(const GatherVariant& v, int rows, int cols, const std::vector<int>& indices,
+                                const std::string& what, size_t src_offset = 0, size_t dst_offset = 0) {
     Matrix& m = matrix(rows, cols, src_offset);
     tut::DeviceBuffer<int> idx(indices);
     const size_t target = size_t(rows) * indices.size();
-    const size_t region = dst_offset + target + kGuard;
+    const size_t begin = kGuard + dst_offset;  // the output's first float in the checked region
+    const size_t region = begin + target + kGuard;
     float* base = target_buffer(region);
     poison(base, region);
     const GatherInput in = make_gather_input(rows, cols, m.src(), indices, idx.get());
-    float* out = base + dst_offset;
     INFO("variant '" << v.name << "': " << what << "; src " << rows << " x " << cols << ", " << indices.size()
-                     << " indices, src offset " << src_offset << ", dst offset " << dst_offset
-                     << (v.path ? ", path " + v.path(in, out) : ""));
+                     << " indices, src offset " << src_offset << ", dst offset " << dst_offset);
     INFO(tut_checks::exercise_hint());
-    REQUIRE_NOTHROW(v.run(in, out));
+    std::string path;
+    REQUIRE_NOTHROW(path = v.run(in, base + begin));
+    INFO("path taken: '" << path << "'");
     REQUIRE_NOTHROW(TUT_CUDA(cudaDeviceSynchronize()));
-    // Describes the wrong target element at flat index `bad` (which holds `got`).
-    auto describe = [&](long long bad, float got) {
-        return "row " + std::to_string(bad % rows) + " of extracted column " + std::to_string(bad / rows) +
-               " (source column " + std::to_string(indices[size_t(bad / rows)]) + ")" +
+    // Describes the wrong output element at flat index `bad` (which holds `got`).
+    auto wrong = [&](size_t bad, float got) {
+        const size_t k = bad / size_t(rows);
+        return "row " + std::to_string(bad % size_t(rows)) + " of extracted column " + std::to_string(k) +
+               " (source column " + std::to_string(indices[k]) + ")" +
                (is_poison(got) ? ", never written (still poison)" : "");
     };
     if (!m.host.empty() && region <= kHostCompareLimit) {
         std::vector<float> got(region);
         REQUIRE_NOTHROW(TUT_CUDA(cudaMemcpy(got.data(), base, region * sizeof(float), cudaMemcpyDeviceToHost)));
-        const long long bad = first_gather_mismatch(rows, m.host.data(), indices, got.data() + dst_offset);
-        INFO("first wrong element: " << (bad < 0 ? std::string("none") : describe(bad, got[dst_offset + size_t(bad)])));
+        const long long bad = first_gather_mismatch(rows, m.host.data(), indices, got.data() + begin);
+        INFO("first wrong element: "
+             << (bad < 0 ? std::string("none") : wrong(size_t(bad), got[begin + size_t(bad)])));
         REQUIRE(bad < 0);
-        INFO("an element before the target was written: " << first_unpoisoned(got, 0, dst_offset));
-        REQUIRE(first_unpoisoned(got, 0, dst_offset) < 0);
-        INFO("an element after the target was written: " << first_unpoisoned(got, dst_offset + target, region));
-        REQUIRE(first_unpoisoned(got, dst_offset + target, region) < 0);
-        return;
+        const long long outside = first_write_outside(got, begin, target);
+        INFO((outside < 0 ? "" : write_outside(static_cast<size_t>(outside), begin, target)));
+        REQUIRE(outside < 0);
+        return path;
     }
     DeviceVerdict verdict;
-    REQUIRE_NOTHROW(verdict = verify_gather(base, region, dst_offset, rows, idx.get(),
-                                            static_cast<long long>(indices.size())));
-    std::string where = "none";
-    if (verdict.first >= 0) {
-        const size_t i = static_cast<size_t>(verdict.first);
-        if (i < dst_offset)
-            where = "float " + std::to_string(i) + " before the target was written";
-        else if (i >= dst_offset + target)
-            where = "float " + std::to_string(i - dst_offset - target) + " after the target was written";
-        else
-            where = describe(static_cast<long long>(i - dst_offset), verdict.found);
-    }
-    INFO("compared on the device: " << verdict.wrong << " wrong floats; the first: " << where);
+    const long long count = static_cast<long long>(indices.size());
+    REQUIRE_NOTHROW(verdict = verify_gather(base, region, begin, rows, idx.get(), count));
+    INFO("compared on the device: " << verdict.wrong << " wrong floats; the first: "
+                                    << describe(verdict, begin, target, wrong));
     REQUIRE(verdict.wrong == 0);
+    return path;
 }
 
 inline std::vector<int> sequential(int count, int first = 0) {
@@ -276,10 +307,8 @@ inline const std::vector<std::pair<int, int>> kSmallShapes{{1, 1},  {1, 7},   {2
                                                            {5, 6},  {31, 40}, {32, 33},   {33, 17},  {1000, 50},
                                                            {1001, 37}, {4097, 12}, {999, 3}};
 
-/// Every variant of the lesson, every small shape, every index set.
-inline void check_small_gathers() {
-    const auto variants = lesson::gather_variants();
-    REQUIRE(!variants.empty());
+/// Every variant given, every small shape, every index set.
+inline void check_small_gathers(const std::vector<GatherVariant>& variants) {
     for (const auto& v : variants)
         for (auto [rows, cols] : kSmallShapes)
             for (const auto& [what, indices] : index_sets(cols, uint64_t(rows) * 31 + uint64_t(cols)))
@@ -288,8 +317,8 @@ inline void check_small_gathers() {
 
 /// The classic size, many indices (more than __constant__ holds, more than gridDim.y
 /// allows), and enough elements that every thread of a full grid loops several times.
-inline void check_many_indices() {
-    for (const auto& v : lesson::gather_variants()) {
+inline void check_many_indices(const std::vector<GatherVariant>& variants) {
+    for (const auto& v : variants) {
         check_gather(v, 1000, 20000, sequential(10000), "the classic question: 1000 x 20000, columns 0..9999");
         check_gather(v, 1000, 20000, make_indices(10000, 20000, IndexOrder::Random, 5), "classic size, random sample");
         check_gather(v, 31, 20011, make_indices(20000, 20011, IndexOrder::Random, 6), "31 rows, 20000 random indices");
@@ -301,26 +330,65 @@ inline void check_many_indices() {
 }
 
 /// Huge columns and the largest size the lessons claim (2^30 floats in and out), every
-/// variant, compared on the device.
-inline void check_largest() {
+/// variant given, compared on the device.
+inline void check_largest(const std::vector<GatherVariant>& variants) {
     const int huge_rows = (1 << 22) + 1;
     const int max_rows = 1 << 29;
-    for (const auto& v : lesson::gather_variants())
-        check_gather(v, huge_rows, 3, {2, 0, 2, 1}, "huge odd row count");
-    if (!largest_size_fits(2 * (kGuard + (size_t(1) << 30)) * sizeof(float),
+    for (const auto& v : variants) check_gather(v, huge_rows, 3, {2, 0, 2, 1}, "huge odd row count");
+    if (!largest_size_fits((2 * (size_t(1) << 30) + 2 * kGuard) * sizeof(float),
                            "the gathers of 2^30 floats (4 GiB in, 4 GiB out)"))
         return;
-    for (const auto& v : lesson::gather_variants())
+    for (const auto& v : variants)
         check_gather(v, max_rows, 2, {1, 0}, "2^29 rows x 2 columns: 2^30 floats in and out");
     // 4093 x 262144 < 2^30 elements, every column once in random order: odd rows, count > 65535.
-    for (const auto& v : lesson::gather_variants())
+    for (const auto& v : variants)
         check_gather(v, 4093, 262144, make_indices(262144, 262144, IndexOrder::Random, 11),
                      "4093 x 262144, all columns in random order");
 }
 
-/// The checking machinery itself: the device fill matches the host's pattern, and the
-/// device comparisons find a correct result correct and planted errors where they are
-/// (wrong values, never-written elements, writes into the guard zones).
+/// Requires `v` to refuse the input with tut::Unsupported whose message contains
+/// `expected`, without writing the target or leaving a CUDA error behind.
+inline void check_refuses(const GatherVariant& v, int rows, int cols, const std::vector<int>& indices,
+                          const std::string& expected) {
+    tut::DeviceBuffer<float> src(64), dst(64);  // deliberately tiny: a launch would read or write out of bounds
+    tut::DeviceBuffer<int> idx(indices.empty() ? std::vector<int>{0} : indices);
+    dst.poison();
+    const GatherInput in = make_gather_input(rows, cols, src.get(), indices, idx.get());
+    INFO("variant '" << v.name << "' must refuse src " << rows << " x " << cols << " with " << indices.size()
+                     << " indices (" << expected << ") with tut::Unsupported before launching");
+    std::string message;
+    try {
+        v.run(in, dst.get());
+    } catch (const tut::Unsupported& e) {
+        message = e.what();
+    }
+    INFO("message: '" << message << "'");
+    REQUIRE(message.find(expected) != std::string::npos);
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    REQUIRE(cudaGetLastError() == cudaSuccess);
+    REQUIRE(first_write_outside(dst.download(), 0, 0) < 0);
+}
+
+inline void check_all_refusals(const std::vector<GatherVariant>& variants) {
+    for (const auto& v : variants) {
+        check_refuses(v, 0, 5, {0}, "empty");
+        check_refuses(v, 4, 0, {}, "empty");
+        check_refuses(v, 0, 0, {}, "empty");
+        check_refuses(v, 4, 5, {0, 1, -1}, "out of range");
+        check_refuses(v, 4, 5, {5}, "out of range");
+        check_refuses(v, 4, 5, {2, 3, 4, 0x7fffffff}, "out of range");
+        check_refuses(v, 1 << 16, 1 << 15, {0}, "2^30");            // source of 2^31 elements
+        check_refuses(v, 1 << 15, 2, std::vector<int>(1 << 16, 1), "2^30");  // target of 2^31 elements
+    }
+}
+
+// ----------------------------------------------------------------------------------
+// The checking machinery itself (lessons 02-06)
+// ----------------------------------------------------------------------------------
+
+/// The device fill matches the host's pattern, and the device comparisons find a correct
+/// result correct and planted errors where they are (wrong values, never-written
+/// elements, writes into the guard zones).
 inline void check_device_comparison() {
     const size_t n = (size_t(1) << 20) + 3;
     tut::DeviceBuffer<float> src(n), out(n + 2 * kGuard);
@@ -350,6 +418,8 @@ inline void check_device_comparison() {
     v = verify_copy(out.get(), out.size(), kGuard, n, 7);
     CHECK(v.wrong == 3);
     CHECK(v.first == 3);
+    CHECK(describe(v, kGuard, n, [](size_t, float) { return std::string(); }) ==
+          "a write before the start of the output: offset -" + std::to_string(kGuard - 3));
 
     // A gather of columns {4, 0, 4, 2} of a 1001 x 5 patterned matrix, made with cudaMemcpy.
     const int rows = 1001;
@@ -372,43 +442,9 @@ inline void check_device_comparison() {
     v = verify_gather(out.get(), out.size(), kGuard, rows, idx.get(), 4);
     CHECK(v.wrong == 2);
     CHECK(verify_gather(out.get(), out.size(), kGuard, rows, idx.get(), 3).wrong == 1 + rows + 1);
-}
-
-/// Requires `v` to refuse the input with tut::Unsupported whose message contains
-/// `expected`, without writing the target or leaving a CUDA error behind.
-inline void check_refuses(const GatherVariant& v, int rows, int cols, const std::vector<int>& indices,
-                          const std::string& expected) {
-    tut::DeviceBuffer<float> src(64), dst(64);  // deliberately tiny: a launch would read or write out of bounds
-    tut::DeviceBuffer<int> idx(indices.empty() ? std::vector<int>{0} : indices);
-    dst.poison();
-    const GatherInput in = make_gather_input(rows, cols, src.get(), indices, idx.get());
-    INFO("variant '" << v.name << "' must refuse src " << rows << " x " << cols << " with " << indices.size()
-                     << " indices (" << expected << ") with tut::Unsupported before launching");
-    std::string message;
-    try {
-        v.run(in, dst.get());
-    } catch (const tut::Unsupported& e) {
-        message = e.what();
-    }
-    INFO("message: '" << message << "'");
-    REQUIRE(message.find(expected) != std::string::npos);
-    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-    REQUIRE(cudaGetLastError() == cudaSuccess);
-    const std::vector<float> after = dst.download();
-    REQUIRE(first_unpoisoned(after, 0, after.size()) < 0);
-}
-
-inline void check_all_refusals() {
-    for (const auto& v : lesson::gather_variants()) {
-        check_refuses(v, 0, 5, {0}, "empty");
-        check_refuses(v, 4, 0, {}, "empty");
-        check_refuses(v, 0, 0, {}, "empty");
-        check_refuses(v, 4, 5, {0, 1, -1}, "out of range");
-        check_refuses(v, 4, 5, {5}, "out of range");
-        check_refuses(v, 4, 5, {2, 3, 4, 0x7fffffff}, "out of range");
-        check_refuses(v, 1 << 16, 1 << 15, {0}, "2^30");            // source of 2^31 elements
-        check_refuses(v, 1 << 15, 2, std::vector<int>(1 << 16, 1), "2^30");  // target of 2^31 elements
-    }
+    CHECK(write_outside(kGuard + target, kGuard, target) ==
+          "a write past the end of the output: offset " + std::to_string(target) + " (the output has " +
+              std::to_string(target) + " elements)");
 }
 
 }  // namespace bandwidth_checks

@@ -2,13 +2,20 @@
 /// @brief Checks shared by the CG lessons: solve to tolerance, stop when the matrix is not
 /// positive definite or at the iteration limit, refuse what the lesson cannot solve.
 ///
-/// Every solve writes into a poisoned (NaN) x, and is judged by the true residual
-/// ||b - A x|| / ||b|| recomputed on the CPU in double (tut::cg::check_solution(): within
-/// 2 tol; see its comment for why 2). Iteration counts are held to the CPU reference in
-/// double (tut::cg::cg_cpu, the same algorithm): float rounding may add a few.
+/// Every solve writes into a poisoned (NaN) x between two guard zones, and is judged by
+/// the true residual ||b - A x|| / ||b|| recomputed on the CPU in double
+/// (tut::cg::check_solution(): within 2 tol; see its comment for why 2); a write outside x
+/// fails. Iteration counts are held to the CPU reference in double (tut::cg::cg_cpu, the
+/// same algorithm): float rounding may add a few.
+///
+/// The checks own what they test: each check file names the lesson's variants it requires
+/// (Expected), with what the checks hold each to (plain CG or Jacobi PCG, and whether it
+/// stops at the converging iteration or may run up to k - 1 past it). A variant is found
+/// in lesson::variants() by its name only: one that is missing or renamed fails.
 #pragma once
 
 #include "catch.hpp"
+#include "guarded.hpp"
 #include "lesson_hint.hpp"
 #include "tut/cg.hpp"
 
@@ -21,11 +28,45 @@ namespace cg_checks {
 
 using tut::cg::Csr;
 using tut::cg::Outcome;
+using tut::cg::Preconditioner;
 using tut::cg::SolveOptions;
 using tut::cg::SolveResult;
 using tut::cg::Variant;
 
 constexpr double kTol = 1e-6;
+
+/// Guard elements on each side of x: more than a whole block of 1024 threads writing four
+/// rows each past the end (or before the start) of x. 16 KB, so x stays 16-byte aligned
+/// (lesson 09 moves it as float4).
+constexpr size_t kGuard = 4096;
+
+/// When a variant decides that the solve is over, which bounds the loop bodies it may run
+/// past the iteration that converged.
+enum class Stops {
+    at_convergence,  ///< looks every iteration (or the GPU decides): no iteration past it
+    within_k,        ///< looks every check_every iterations: fewer than check_every past it
+};
+
+/// A variant the checks require of a lesson, and what they hold it to.
+struct Expected {
+    std::string name;               ///< the variant's name in lesson::variants()
+    Preconditioner preconditioner;  ///< plain CG (lesson 01) or Jacobi PCG: the reference, the diagonal's refusal
+    Stops stops;
+};
+
+/// The lesson's variant of this name: a check that requires it fails, naming it, when the
+/// lesson has none (removed or renamed).
+inline Variant variant_named(const std::string& name) {
+    const std::vector<Variant> variants = lesson::variants();
+    std::string names;
+    for (const Variant& v : variants) {
+        if (v.name == name) return v;
+        names += " '" + v.name + "'";
+    }
+    FAIL("the checks test the variant '" << name << "', and the lesson has no variant of that name (it has:"
+                                         << (names.empty() ? " none" : names) << ")");
+    return {};
+}
 
 /// Iterations of the CPU double reference on the large problem (b = make_rhs(A, 2024)),
 /// measured once with tut::cg::cg_cpu (76 s on one core, too slow to redo in every check).
@@ -150,13 +191,27 @@ inline int iteration_slack(int reference, bool preconditioned) {
     return preconditioned ? std::max(3, reference * 8 / 100) : std::max(8, reference * 10 / 100);
 }
 
-/// Solves problem `name` twice with variant v (into two different poisoned x buffers, so
+/// Solves into x (poisoned, between guard zones) and requires that nothing outside x was
+/// written.
+inline SolveResult solve_guarded(tut::cg::Solver& solver, const TestProblem& p, tut_checks::GuardedBuffer<float>& x) {
+    x.poison();
+    SolveResult r;
+    REQUIRE_NOTHROW(r = solver.solve(p.db.get(), x.get()));
+    const std::string damage = x.damage();
+    INFO("x: " << damage);
+    REQUIRE(damage.empty());
+    return r;
+}
+
+/// Solves problem `name` twice with the variant (into two different poisoned x buffers, so
 /// state left over from the first solve, or a graph bound to the first x, shows up) and
 /// requires convergence, the true residual within 2 tol and an iteration count near the
 /// CPU reference's.
-inline void check_solves(const Variant& v, const std::string& name, int check_every = 20) {
+inline void check_solves(const Expected& e, const std::string& name, int check_every = 20) {
+    const Variant v = variant_named(e.name);
+    const bool preconditioned = e.preconditioner == Preconditioner::jacobi;
     TestProblem& p = problem(name);
-    const int ref = reference_iterations(name, v.preconditioned);
+    const int ref = reference_iterations(name, preconditioned);
     SolveOptions opt;
     opt.tolerance = kTol;
     opt.check_every = check_every;
@@ -165,13 +220,12 @@ inline void check_solves(const Variant& v, const std::string& name, int check_ev
                      << " nonzeros), check every " << check_every);
     INFO(tut_checks::exercise_hint());
     std::unique_ptr<tut::cg::Solver> solver;
-    REQUIRE_NOTHROW(solver = v.make(p.A, *p.dA, opt));
+    REQUIRE_NOTHROW(solver = v.run(p.A, *p.dA, opt));
+    tut_checks::GuardedBuffer<float> first_x(size_t(p.A.rows), kGuard), second_x(size_t(p.A.rows), kGuard);
     int first_iterations = -1;
     for (int attempt = 0; attempt < 2; ++attempt) {
-        tut::DeviceBuffer<float> dx(size_t(p.A.rows));
-        dx.poison();
-        SolveResult r;
-        REQUIRE_NOTHROW(r = solver->solve(p.db.get(), dx.get()));
+        tut_checks::GuardedBuffer<float>& dx = attempt == 0 ? first_x : second_x;
+        const SolveResult r = solve_guarded(*solver, p, dx);
         const auto x = dx.download();
         const auto c = tut::cg::check_solution(p.A, p.b, x, r, kTol);
         INFO("solve " << attempt + 1 << ": " << tut::cg::outcome_name(r.outcome) << ", " << r.iterations
@@ -183,11 +237,11 @@ inline void check_solves(const Variant& v, const std::string& name, int check_ev
         // Compare counts only where CG is not in its finite-termination regime (iterations
         // near n): there, rounding moves the count by 20% or more (chain 1x1x64: float
         // 78-113 vs double 64-91) and says nothing about the lesson.
-        if (2 * ref < p.A.rows) REQUIRE(std::abs(r.converged_at - ref) <= iteration_slack(ref, v.preconditioned));
-        // Iterations run past convergence: none for a lesson that looks every iteration,
+        if (2 * ref < p.A.rows) REQUIRE(std::abs(r.converged_at - ref) <= iteration_slack(ref, preconditioned));
+        // Iterations run past convergence: none for a variant that looks every iteration,
         // fewer than k for one that looks every k.
         REQUIRE(r.iterations >= r.converged_at);
-        REQUIRE(r.iterations < r.converged_at + (v.uses_check_every ? opt.check_every : 1));
+        REQUIRE(r.iterations < r.converged_at + (e.stops == Stops::within_k ? opt.check_every : 1));
         if (attempt == 0)
             first_iterations = r.converged_at;
         else
@@ -195,14 +249,12 @@ inline void check_solves(const Variant& v, const std::string& name, int check_ev
     }
 }
 
-/// Every variant on every named problem; variants that check every k also with k = 7.
-inline void check_all_solve(const std::vector<std::string>& names) {
-    const auto variants = lesson::cg_variants();
-    REQUIRE(!variants.empty());
-    for (const Variant& v : variants)
+/// Every expected variant on every named problem; variants that look every k also with k = 7.
+inline void check_all_solve(const std::vector<Expected>& variants, const std::vector<std::string>& names) {
+    for (const Expected& e : variants)
         for (const auto& name : names) {
-            check_solves(v, name);
-            if (v.uses_check_every && name == "default") check_solves(v, name, 7);
+            check_solves(e, name);
+            if (e.stops == Stops::within_k && name == "default") check_solves(e, name, 7);
         }
 }
 
@@ -210,26 +262,25 @@ inline void check_all_solve(const std::vector<std::string>& names) {
 /// it: so "stopping" cannot be a broken solver stopping on everything), reports p.Ap <= 0
 /// on an indefinite one instead of looping, and stops at the iteration limit when one is
 /// set too low.
-inline void check_all_stop(const std::string& spd = "default") {
-    for (const Variant& v : lesson::cg_variants()) {
+inline void check_all_stop(const std::vector<Expected>& variants, const std::string& spd = "default") {
+    for (const Expected& e : variants) {
         INFO(tut_checks::exercise_hint());
-        check_solves(v, spd);
+        check_solves(e, spd);
+        const Variant v = variant_named(e.name);
         for (const std::string name : {"indefinite 2x2", "indefinite 2000"}) {
             TestProblem& p = problem(name);
             SolveOptions opt;
             opt.max_iterations = 1000;
             INFO("variant '" << v.name << "', problem " << name << ": must stop with not_positive_definite");
             std::unique_ptr<tut::cg::Solver> solver;
-            REQUIRE_NOTHROW(solver = v.make(p.A, *p.dA, opt));
-            tut::DeviceBuffer<float> dx(size_t(p.A.rows));
-            dx.poison();
-            SolveResult r;
-            REQUIRE_NOTHROW(r = solver->solve(p.db.get(), dx.get()));
+            REQUIRE_NOTHROW(solver = v.run(p.A, *p.dA, opt));
+            tut_checks::GuardedBuffer<float> dx(size_t(p.A.rows), kGuard);
+            const SolveResult r = solve_guarded(*solver, p, dx);
             INFO(tut::cg::outcome_name(r.outcome) << " after " << r.iterations << " iterations");
             REQUIRE(r.outcome == Outcome::not_positive_definite);
             REQUIRE(r.converged_at == -1);
             REQUIRE(r.iterations >= 2);
-            REQUIRE(r.iterations < 2 + (v.uses_check_every ? opt.check_every : 1));
+            REQUIRE(r.iterations < 2 + (e.stops == Stops::within_k ? opt.check_every : 1));
         }
         {
             TestProblem& p = problem(spd);
@@ -237,10 +288,9 @@ inline void check_all_stop(const std::string& spd = "default") {
             opt.max_iterations = 5;
             INFO("variant '" << v.name << "', problem " << spd << ", max_iterations 5: must stop after 5");
             std::unique_ptr<tut::cg::Solver> solver;
-            REQUIRE_NOTHROW(solver = v.make(p.A, *p.dA, opt));
-            tut::DeviceBuffer<float> dx(size_t(p.A.rows));
-            SolveResult r;
-            REQUIRE_NOTHROW(r = solver->solve(p.db.get(), dx.get()));
+            REQUIRE_NOTHROW(solver = v.run(p.A, *p.dA, opt));
+            tut_checks::GuardedBuffer<float> dx(size_t(p.A.rows), kGuard);
+            const SolveResult r = solve_guarded(*solver, p, dx);
             REQUIRE(r.outcome == Outcome::max_iterations);
             REQUIRE(r.iterations == 5);
         }
@@ -250,7 +300,7 @@ inline void check_all_stop(const std::string& spd = "default") {
 /// Refuses, with tut::Unsupported and before launching anything: non-square and empty
 /// matrices; and, for the Jacobi lessons, a zero, missing or negative diagonal (named by
 /// row). Plain CG (lesson 1) needs no diagonal and must accept a zero one.
-inline void check_all_refuse() {
+inline void check_all_refuse(const std::vector<Expected>& variants) {
     using tut::cg::Triplet;
     const Csr non_square = tut::cg::csr_from_triplets(2, 3, {{0, 0, 1.0f}, {1, 1, 1.0f}}, "2x3");
     const Csr empty = tut::cg::csr_from_triplets(0, 0, {}, "0x0");
@@ -261,27 +311,28 @@ inline void check_all_refuse() {
     const Csr negative_diagonal =
         tut::cg::csr_from_triplets(2, 2, {{0, 0, 2.0f}, {1, 1, -1.0f}}, "negative diagonal");
     SolveOptions opt;
-    for (const Variant& v : lesson::cg_variants()) {
+    for (const Expected& e : variants) {
+        const Variant v = variant_named(e.name);
         INFO("variant '" << v.name << "'");
         for (const Csr* A : {&non_square, &empty}) {
             INFO("matrix " << A->label << " must be refused with tut::Unsupported");
             tut::cg::DeviceMatrix dA(*A);
-            REQUIRE_THROWS_AS(v.make(*A, dA, opt), tut::Unsupported);
+            REQUIRE_THROWS_AS(v.run(*A, dA, opt), tut::Unsupported);
         }
         for (const Csr* A : {&zero_diagonal, &missing_diagonal, &negative_diagonal}) {
             tut::cg::DeviceMatrix dA(*A);
-            if (v.preconditioned) {
+            if (e.preconditioner == Preconditioner::jacobi) {
                 INFO("matrix " << A->label << ": the Jacobi preconditioner must refuse it with tut::Unsupported");
-                REQUIRE_THROWS_AS(v.make(*A, dA, opt), tut::Unsupported);
+                REQUIRE_THROWS_AS(v.run(*A, dA, opt), tut::Unsupported);
                 try {
-                    v.make(*A, dA, opt);
-                } catch (const tut::Unsupported& e) {
-                    INFO(e.what());
-                    REQUIRE(std::string(e.what()).find("row 1") != std::string::npos);
+                    v.run(*A, dA, opt);
+                } catch (const tut::Unsupported& ex) {
+                    INFO(ex.what());
+                    REQUIRE(std::string(ex.what()).find("row 1") != std::string::npos);
                 }
             } else {
                 INFO("matrix " << A->label << ": plain CG needs no diagonal and must accept it");
-                REQUIRE_NOTHROW(v.make(*A, dA, opt));
+                REQUIRE_NOTHROW(v.run(*A, dA, opt));
             }
         }
     }

@@ -4,17 +4,24 @@
 
 using namespace cg_checks;
 
-TEST_CASE("cg/04_own_dot solves the default problem and small ones to tolerance (true residual on the CPU)",
+// The lesson's variant: Jacobi PCG; the host looks at the status every k iterations.
+const std::vector<Expected> kVariants{{"own dot", Preconditioner::jacobi, Stops::within_k}};
+
+TEST_CASE("cg/04_own_dot: solves the default problem and small ones to tolerance (true residual on the CPU)",
           "[exercise]") {
     std::vector<std::string> names = kSmallProblems;
     names.push_back("default");
-    check_all_solve(names);
+    check_all_solve(kVariants, names);
 }
 
-TEST_CASE("cg/04_own_dot solves the 2.1 M-row problem to tolerance", "[exercise]") { check_all_solve({"large"}); }
-
-TEST_CASE("cg/04_own_dot stops on a matrix that is not positive definite and at the iteration limit", "[exercise]") {
-    check_all_stop();
+TEST_CASE("cg/04_own_dot: solves the 2.1 M-row problem to tolerance", "[exercise]") {
+    check_all_solve(kVariants, {"large"});
 }
 
-TEST_CASE("cg/04_own_dot refuses what it cannot solve before launching anything", "[baseline]") { check_all_refuse(); }
+TEST_CASE("cg/04_own_dot: stops on a matrix that is not positive definite and at the iteration limit", "[exercise]") {
+    check_all_stop(kVariants);
+}
+
+TEST_CASE("cg/04_own_dot: refuses what it cannot solve before launching anything", "[baseline]") {
+    check_all_refuse(kVariants);
+}

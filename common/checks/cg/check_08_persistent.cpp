@@ -7,15 +7,18 @@ using namespace cg_checks;
 
 using tut::sm_count;
 
-TEST_CASE("cg/08_persistent solves small problems to tolerance (true residual on the CPU)", "[exercise]") {
-    check_all_solve(kSmallProblems);
+// The lesson's variant: Jacobi PCG; the kernel decides after every iteration.
+const Expected kResident{"resident", Preconditioner::jacobi, Stops::at_convergence};
+const std::vector<Expected> kVariants{kResident};
+
+TEST_CASE("cg/08_persistent: solves small problems to tolerance (true residual on the CPU)", "[exercise]") {
+    check_all_solve(kVariants, kSmallProblems);
 }
 
-TEST_CASE("cg/08_persistent solves the default problem on chip (on a GPU with fewer than 116 SMs it must refuse it)",
+TEST_CASE("cg/08_persistent: solves the default problem on chip (on a GPU with fewer than 116 SMs it must refuse it)",
           "[exercise]") {
-    const tut::cg::Variant v = lesson::cg_variants().at(0);
     if (sm_count() >= kSmsForResidentDefault) {
-        check_solves(v, "default");
+        check_solves(kResident, "default");
         return;
     }
     // Too few SMs to hold the default problem: the lesson must say so, and the exercise is
@@ -24,21 +27,21 @@ TEST_CASE("cg/08_persistent solves the default problem on chip (on a GPU with fe
     SolveOptions opt;
     WARN("this GPU has " << sm_count() << " SMs; the default problem needs " << kSmsForResidentDefault
                          << " to fit on chip: checking that it is refused, and diffusion 33x17x9 instead");
-    REQUIRE_THROWS_AS(v.make(p.A, *p.dA, opt), tut::Unsupported);
-    check_solves(v, "diffusion 33x17x9");
+    REQUIRE_THROWS_AS(variant_named(kResident.name).run(p.A, *p.dA, opt), tut::Unsupported);
+    check_solves(kResident, "diffusion 33x17x9");
 }
 
-TEST_CASE("cg/08_persistent stops on a matrix that is not positive definite and at the iteration limit", "[exercise]") {
-    check_all_stop("diffusion 33x17x9");
+TEST_CASE("cg/08_persistent: stops on a matrix that is not positive definite and at the iteration limit",
+          "[exercise]") {
+    check_all_stop(kVariants, "diffusion 33x17x9");
 }
 
-TEST_CASE("cg/08_persistent refuses the 2.1 M-row problem (it does not fit on chip)", "[baseline]") {
-    const tut::cg::Variant v = lesson::cg_variants().at(0);
+TEST_CASE("cg/08_persistent: refuses the 2.1 M-row problem (it does not fit on chip)", "[baseline]") {
     TestProblem& p = problem("large");
     SolveOptions opt;
-    REQUIRE_THROWS_AS(v.make(p.A, *p.dA, opt), tut::Unsupported);
+    REQUIRE_THROWS_AS(variant_named(kResident.name).run(p.A, *p.dA, opt), tut::Unsupported);
 }
 
-TEST_CASE("cg/08_persistent refuses what it cannot solve before launching anything", "[baseline]") {
-    check_all_refuse();
+TEST_CASE("cg/08_persistent: refuses what it cannot solve before launching anything", "[baseline]") {
+    check_all_refuse(kVariants);
 }

@@ -8,14 +8,16 @@
 #                       OpenMP are found); writes its time into the shared file.
 # Every CG program of a tour run gets --share ${CG_SHARE}: the lessons read Eigen's time
 # and lesson 1's from it for their "x Eigen" and "x L1/iter" columns
-# (tut::cg::read_shared). Lessons whose large-problem figure matters (1: the reference;
-# 5, 7, 9: the bandwidth floor) run both problems in the tour (--problem both); lesson 8
-# keeps the matrix on chip and refuses the large one.
+# (tut::cg::Problem). Lessons whose large-problem figure matters (1: the reference;
+# 5, 7, 9: the bandwidth floor) run both problems in the tour (--problem both); lessons 8
+# and 10 keep the matrix on chip and refuse the large one. Lesson 10 also reads lesson 8's
+# time from the shared file (its "x L8/iter" column), so lesson 8 runs before it.
 #
 # compute-sanitizer runs (SANITIZE_RUNS): every lesson on data/spd100.mtx (100 rows, fewer
 # than a block's threads, rows of 1 to 48 nonzeros: make_spd100.py) and on the default
 # problem for a few iterations; memcheck always, racecheck where our kernels use shared
-# memory (block sums, lesson 8's products), synccheck for the grid-wide barriers of 8 and 9.
+# memory (block sums, lesson 8's products), synccheck for the grid-wide barriers of 8 and 9
+# and for lesson 10's block barriers.
 
 set(CG_SHARE ${CMAKE_BINARY_DIR}/cg_tour_share.tsv)
 set(cg_dir ${CMAKE_CURRENT_LIST_DIR})
@@ -95,3 +97,9 @@ tut_lesson(cg 08_persistent persistent.cu
 tut_lesson(cg 09_streaming streaming.cu
            SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad} "--l2-window maybe" "--blocks-per-sm 9" TOUR_ARGS ${cg_tour_both}
            SANITIZE_RUNS ${cg_sanitize} SANITIZE_TOOLS memcheck racecheck synccheck)
+# Lesson 10: memcheck, and synccheck for the block barriers around its waits and the one
+# grid barrier before its loop. Like lesson 08 it keeps the matrix on chip and refuses the
+# large problem.
+tut_lesson(cg 10_one_round one_round.cu
+           SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad} TOUR_ARGS ${cg_tour}
+           SANITIZE_RUNS ${cg_sanitize} SANITIZE_TOOLS memcheck synccheck)

@@ -134,7 +134,10 @@ TEST_CASE("bandwidth: theoretical PCIe bandwidth from the sysfs texts", "[bandwi
 TEST_CASE("bandwidth: lesson 01's transfer kinds pair each pageable kind with its pinned one", "[bandwidth]") {
     const auto kinds = bw::transfer_kinds();
     REQUIRE(kinds.size() == 5);
-    // transfers_main takes the pinned yardstick of kind k from kind k + 1.
+    // The table's columns, in order: Transfers takes a pageable kind's yardstick from the kind
+    // after it, and the H2D pinned/pageable gain from the first two.
+    CHECK(tut::names_of(kinds) ==
+          std::vector<std::string>{"h2d-pageable", "h2d-pinned", "d2h-pageable", "d2h-pinned", "d2d"});
     for (size_t k = 0; k + 1 < kinds.size(); ++k)
         if (kinds[k].direction != bw::Direction::DeviceToDevice && !kinds[k].pinned) {
             CHECK(kinds[k + 1].pinned);

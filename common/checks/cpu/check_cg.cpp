@@ -1,8 +1,9 @@
 // CPU checks of the CG track's host side (tut/cg_matrix.hpp, tut/cg.hpp): the problem
 // generator, the Matrix Market reader (good and malformed files), the double-precision
 // reference CG, the Jacobi refusal, the solvers' size limit, the bandwidth floor, the
-// shared-results file, the test matrix spd100.mtx, lesson 08's on-chip limit and the
-// shared copy of lesson 05's kernel. No GPU needed.
+// shared-results file, the test matrix spd100.mtx, lesson 08's on-chip limit, the shared
+// copy of lesson 05's kernel (kept out of what lesson 05's exercise includes) and the
+// linkage of the headers' kernels. No GPU needed.
 #include "catch.hpp"
 #include "tut/cg.hpp"
 
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -434,4 +436,44 @@ TEST_CASE("cg lesson 05's update_x_r_z: tut/cg_fused_update.hpp holds the same k
     const std::string lesson5 = kernel_text(file_text(repo_root() + "solutions/cg/05_fusion/fusion.cu"), signature);
     REQUIRE(!header.empty());
     REQUIRE(header == lesson5);
+}
+
+namespace {
+// The tut/ headers `path` includes, directly or through other tut/ headers.
+std::set<std::string> tut_headers_included_by(const std::string& path) {
+    std::set<std::string> seen;
+    std::vector<std::string> todo{path};
+    while (!todo.empty()) {
+        std::istringstream text(file_text(todo.back()));
+        todo.pop_back();
+        for (std::string line; std::getline(text, line);) {
+            const std::string directive = "#include \"tut/";
+            if (line.rfind(directive, 0) != 0) continue;
+            const std::string name = line.substr(directive.size(), line.find('"', directive.size()) - directive.size());
+            if (seen.insert(name).second) todo.push_back(repo_root() + "common/include/tut/" + name);
+        }
+    }
+    return seen;
+}
+}  // namespace
+
+TEST_CASE("cg lesson 05's exercise includes no header that holds its answer, update_x_r_z", "[cg]") {
+    const std::set<std::string> headers = tut_headers_included_by(repo_root() + "lessons/cg/05_fusion/fusion.cu");
+    REQUIRE(headers.count("cg_fused.hpp") == 1);  // the shared kernels it starts from
+    for (const std::string& name : headers) {
+        INFO("lessons/cg/05_fusion/fusion.cu includes tut/" << name);
+        REQUIRE(file_text(repo_root() + "common/include/tut/" + name).find("void update_x_r_z(") == std::string::npos);
+    }
+}
+
+TEST_CASE("cg headers: every kernel is static or a template, so that several translation units may include them", "[cg]") {
+    for (const char* name : {"cg.hpp", "cg_fused.hpp", "cg_fused_update.hpp", "cg_persistent.hpp", "cooperative.hpp"}) {
+        std::istringstream text(file_text(repo_root() + "common/include/tut/" + name));
+        std::string previous;
+        for (std::string line; std::getline(text, line); previous = line) {
+            if (line.rfind("__global__", 0) != 0 && line.rfind("static __global__", 0) != 0) continue;
+            INFO(name << ": " << line);
+            REQUIRE((line.rfind("static ", 0) == 0 || previous.rfind("template", 0) == 0));
+        }
+    }
 }

@@ -198,7 +198,7 @@ TEST_CASE("sgemm: the CPU reference and the tolerance", "[sgemm]") {
     tut::sgemm::reference_cpu(2, An, B, C, scale);
     CHECK(C[0] == 1 * 5 - 2 * 7);
     CHECK(scale[0] == 1 * 5 + 2 * 7);  // the error scale is sum |a b|, not |sum a b|
-    tut::sgemm::Variant fp32{"fp32", nullptr}, tf32{"tf32", nullptr, nullptr, std::ldexp(1.0, -11)};
+    const double fp32 = 0, tf32 = std::ldexp(1.0, -11);  // the inputs' unit roundoff
     // The FP32 allowance grows like sqrt(N); TF32 adds the input rounding.
     CHECK(tut::sgemm::tolerance(4096, fp32, false) == Approx(4 * 64 * std::ldexp(1.0, -24)));
     CHECK(tut::sgemm::tolerance(4096, fp32, true) == Approx(2 * 4 * 64 * std::ldexp(1.0, -24)));

@@ -1,6 +1,8 @@
 // CPU checks of the reduction track's reference, error bound and multi-pass helpers
-// (common/include/tut/reduction.hpp). No GPU needed: nothing here launches anything.
+// (common/include/tut/reduction.hpp), and of the depths the lessons' checks judge with
+// (common/checks/reduction/depth_rules.hpp). No GPU needed: nothing here launches anything.
 #include "catch.hpp"
+#include "reduction/depth_rules.hpp"
 #include "tut/reduction.hpp"
 
 #include <algorithm>
@@ -26,7 +28,6 @@ Acc pairwise_sum(const double* x, size_t n) {  // a balanced tree: depth ceil(lo
     return pairwise_sum<Acc>(x, half) + pairwise_sum<Acc>(x + half, n - half);
 }
 size_t blocks_of_256(size_t count) { return red::ceil_div(count, 256); }
-size_t blocks_of_512(size_t count) { return red::ceil_div(count, 512); }
 
 // Lessons 1-3's order in float: passes of 256-element blocks, each a tree with sequential
 // addressing (a[t] += a[t + s], s = 128 .. 1), until one value is left.
@@ -61,7 +62,7 @@ float grid_stride_atomic_sum(const std::vector<float>& x, size_t threads) {
     }
     return out;
 }
-// Its depth, as lesson 8 declares it.
+// Its depth, as lesson 8's table computes it.
 size_t grid_stride_atomic_depth(size_t n, size_t threads) { return red::ceil_div(n, threads) + 5 + threads / 32; }
 
 // CUB's order in float, as cub_depth_for() models it: `blocks` blocks of 256 threads each
@@ -102,11 +103,17 @@ red::Reference repeated_reference(const std::vector<T>& x, size_t n) {
     return r;
 }
 
-// The largest depths the lessons declare at n (a tree, lesson 8 per warp on a large GPU,
-// CUB on small and large GPUs): every one must judge, and reject wrong sums.
-std::vector<size_t> declared_depths(size_t n) {
-    return {red::ceil_log2(n) + 8, grid_stride_atomic_depth(n, std::min<size_t>(270336, n)),
-            red::cub_depth_for(n, 16), red::cub_depth_for(n, 132)};
+// The depths the lessons' checks judge with at n, on a small (16 SMs) and a large (132 SMs)
+// GPU: every one must judge, and reject wrong sums.
+std::vector<size_t> check_depths(size_t n) {
+    std::vector<size_t> depths;
+    for (size_t sms : {size_t(16), size_t(132)})
+        for (reduction_checks::DepthRule rule :
+             {reduction_checks::tree_passes_depth, reduction_checks::two_pass_depth,
+              reduction_checks::atomic_per_block_depth, reduction_checks::atomic_per_warp_depth,
+              reduction_checks::cub_library_depth})
+            depths.push_back(rule(n, sms));
+    return depths;
 }
 }  // namespace
 
@@ -210,8 +217,8 @@ TEST_CASE("reduction: judge accepts a correct sum and rejects a missing element"
 }
 
 TEST_CASE("reduction: wrong float sums fail at every size the checks use, up to 2^30", "[reduction]") {
-    // 0, -sum, sum/2, the sum of half the input and of 15/16 of it, judged with the
-    // largest depths the lessons declare (CUB's on a 16-SM GPU among them). Up to 2^26 the
+    // 0, -sum, sum/2, the sum of half the input and of 15/16 of it, judged with every
+    // depth the lessons' checks use (on a 16-SM GPU among them). Up to 2^26 the
     // input is the checks' own; at 2^30 it repeats 2^20 + 7 of them, as on the GPU.
     const auto data = red::random_input<float>((size_t(1) << 26) + 8, 4242);
     const std::vector<float> period(data.begin(), data.begin() + (size_t(1) << 20) + 7);
@@ -223,9 +230,9 @@ TEST_CASE("reduction: wrong float sums fail at every size the checks use, up to 
         const red::Reference r = reference(n);
         const double half = reference(n / 2).sum[0];
         const double without_sixteenth = r.sum[0] - reference(n / 16).sum[0];
-        for (size_t depth : declared_depths(n)) {
+        for (size_t depth : check_depths(n)) {
             CAPTURE(n, depth);
-            const red::Verdict right = red::judge(static_cast<float>(r.sum[0]), r, depth);
+            const red::Judgement right = red::judge(static_cast<float>(r.sum[0]), r, depth);
             CHECK(right.ok);
             CHECK_FALSE(right.too_loose);
             CHECK(right.allowed < 0.04 * r.sum[0]);  // far inside kLoosestBound
@@ -236,7 +243,7 @@ TEST_CASE("reduction: wrong float sums fail at every size the checks use, up to 
     // One element dropped shows where it is larger than the rounding can be: at small n
     // (at 2^26, u sum|x| > 1 already exceeds any element).
     const red::Reference r33 = red::reference_sum(data.data(), 33);
-    for (size_t depth : declared_depths(33))
+    for (size_t depth : check_depths(33))
         for (size_t i : {size_t(0), size_t(17), size_t(32)})
             CHECK_FALSE(red::judge(static_cast<float>(r33.sum[0] - data[i]), r33, depth).ok);
 }
@@ -248,7 +255,7 @@ TEST_CASE("reduction: wrong double and complex sums fail, one dropped element to
         if (std::fabs(period[i]) > std::fabs(period[largest])) largest = i;
     for (size_t n : {size_t(33), size_t(1000003), size_t(1) << 26, size_t(1) << 30}) {
         const red::Reference r = repeated_reference(period, n), half = repeated_reference(period, n / 2);
-        for (size_t depth : declared_depths(n)) {
+        for (size_t depth : check_depths(n)) {
             CAPTURE(n, depth);
             CHECK(red::judge(r.sum[0], r, depth).ok);
             CHECK(red::judge(r.sum[0], r, depth).allowed < 1e-4 * std::fabs(r.sum[0]));
@@ -260,7 +267,7 @@ TEST_CASE("reduction: wrong double and complex sums fail, one dropped element to
     // Complex: each part on its own; a wrong imaginary part alone fails.
     const auto c = red::random_input<cuDoubleComplex>(1000003, 4242);
     const red::Reference rc = red::reference_sum(c);
-    for (size_t depth : declared_depths(c.size())) {
+    for (size_t depth : check_depths(c.size())) {
         CHECK(red::judge(make_cuDoubleComplex(rc.sum[0], rc.sum[1]), rc, depth).ok);
         CHECK_FALSE(red::judge(make_cuDoubleComplex(rc.sum[0], 0.0), rc, depth).ok);
         CHECK_FALSE(red::judge(make_cuDoubleComplex(rc.sum[0], rc.sum[1] - c[5].y), rc, depth).ok);
@@ -269,21 +276,27 @@ TEST_CASE("reduction: wrong double and complex sums fail, one dropped element to
 
 TEST_CASE("reduction: correct float sums pass, in every order the lessons use", "[reduction]") {
     // The checks' float input at their largest size, summed in float in the kernels'
-    // orders, each judged with the depth its lesson declares.
+    // orders, each judged with the depth its lesson's table computes and with the one its
+    // checks use.
     const size_t n = size_t(1) << 26;
     std::vector<float> x = red::random_input<float>(n, 4242);
     const red::Reference r = red::reference_sum(x);
     auto passes = [&](float got, size_t depth) {
-        const red::Verdict v = red::judge(got, r, depth);
+        const red::Judgement v = red::judge(got, r, depth);
         INFO(v.text);
         return v.ok;
     };
     std::vector<double> as_double(x.begin(), x.end());
     CHECK(passes(pairwise_sum<float>(as_double.data(), n), red::ceil_log2(n)));
     as_double = {};
-    CHECK(passes(block_tree_sum(x), red::tree_depth(n, blocks_of_256, 256)));
-    for (size_t threads : {size_t(270336), size_t(32768)})  // lesson 8's grid on an H100, and on a small GPU
-        CHECK(passes(grid_stride_atomic_sum(x, threads), grid_stride_atomic_depth(n, threads)));
+    CHECK(passes(block_tree_sum(x), red::tree_depth(n, 256)));
+    CHECK(passes(block_tree_sum(x), reduction_checks::tree_passes_depth(n, 132)));
+    for (size_t sms : {size_t(132), size_t(16)}) {  // lesson 8's grid on an H100, and on a small GPU
+        const size_t threads = sms * 2048;
+        const float sum = grid_stride_atomic_sum(x, threads);
+        CHECK(passes(sum, grid_stride_atomic_depth(n, threads)));
+        CHECK(passes(sum, reduction_checks::atomic_per_warp_depth(n, sms)));
+    }
     // CUB's grid, 5 x (blocks per SM) x SMs: 8 blocks per SM on 132 SMs, 1 on 16.
     CHECK(passes(cub_like_sum(x, 5 * 8 * 132), red::cub_depth_for(n, 132)));
     CHECK(passes(cub_like_sum(x, 5 * 16), red::cub_depth_for(n, 16)));
@@ -299,7 +312,7 @@ TEST_CASE("reduction: correct float sums pass, in every order the lessons use", 
     loop = 0;
     for (float v : x) loop += v;
     CHECK(std::fabs(loop - r.sum[0]) > 0.1 * r.sum[0]);
-    const red::Verdict v = red::judge(loop, r, n);
+    const red::Judgement v = red::judge(loop, r, n);
     CHECK_FALSE(v.ok);
     CHECK(v.too_loose);
 }
@@ -310,7 +323,7 @@ TEST_CASE("reduction: a bound that could not fail is reported, not passed", "[re
     // Positive floats: depth n (an unset depth) is too loose past about 1.5 million elements.
     const auto x = red::random_input<float>(n, 4242);
     const red::Reference r = red::reference_sum(x);
-    const red::Verdict loose = red::judge(static_cast<float>(r.sum[0]), r, n);
+    const red::Judgement loose = red::judge(static_cast<float>(r.sum[0]), r, n);
     CHECK_FALSE(loose.ok);
     CHECK(loose.too_loose);
     CHECK(loose.text.find("CANNOT JUDGE") != std::string::npos);
@@ -384,12 +397,12 @@ TEST_CASE("reduction: multi-pass workspace and depth", "[reduction]") {
     CHECK(red::ceil_log2(2) == 1);
     CHECK(red::ceil_log2(257) == 9);
     // 256-element blocks: 1 element -> 1 pass; 2^26 -> 2^18 -> 2^10 -> 4 -> 1: 4 passes.
-    CHECK(red::tree_depth(1, blocks_of_256, 256) == 8);
-    CHECK(red::tree_depth(256, blocks_of_256, 256) == 8);
-    CHECK(red::tree_depth(257, blocks_of_256, 256) == 16);
-    CHECK(red::tree_depth(size_t(1) << 26, blocks_of_256, 256) == 32);
-    CHECK(red::tree_depth(size_t(1) << 26, blocks_of_512, 512) == 27);
-    CHECK(red::tree_depth(0, blocks_of_256, 256) == 0);
+    CHECK(red::tree_depth(1, 256) == 8);
+    CHECK(red::tree_depth(256, 256) == 8);
+    CHECK(red::tree_depth(257, 256) == 16);
+    CHECK(red::tree_depth(size_t(1) << 26, 256) == 32);
+    CHECK(red::tree_depth(size_t(1) << 26, 512) == 27);
+    CHECK(red::tree_depth(0, 256) == 0);
     // Scratch: none for one pass; two ping-pong arrays otherwise, the first 256-byte aligned.
     CHECK(red::multi_pass_workspace_bytes<double>(0, blocks_of_256) == 0);
     CHECK(red::multi_pass_workspace_bytes<double>(256, blocks_of_256) == 0);
@@ -401,28 +414,83 @@ TEST_CASE("reduction: multi-pass workspace and depth", "[reduction]") {
     CHECK(red::grid_stride_depth(size_t(1) << 26, fixed_grid, 256) == (256 + 8) + (4 + 8));
 }
 
-TEST_CASE("reduction: a multi-pass variant's scratch, and the variants of one type", "[reduction]") {
-    // multi_pass_variant() fills in run() and workspace_bytes(); the scratch is that of
-    // multi_pass_workspace_bytes() for the same blocks_for. Nothing is launched here.
+TEST_CASE("reduction: a multi-pass run refuses before it asks for scratch; the variants of one type", "[reduction]") {
+    // Nothing is launched or allocated here: the refusal comes first, and an empty
+    // workspace asked for nothing holds nothing.
     auto no_launch = [](const double*, size_t, double*, size_t) {};
-    const red::Variant<double> v = red::multi_pass_variant<double>(blocks_of_256, no_launch);
-    REQUIRE(v.run);
-    REQUIRE(v.workspace_bytes);
-    CHECK_FALSE(v.depth);  // the lesson sets the name, the depth and the kernel
-    CHECK(v.kernel == nullptr);
-    for (size_t n : {size_t(0), size_t(1), size_t(257), size_t(1000003), size_t(1) << 26})
-        CHECK(v.workspace_bytes(n) == red::multi_pass_workspace_bytes<double>(n, blocks_of_256));
-    CHECK_THROWS_AS(v.workspace_bytes(red::kMaxN + 1), tut::Unsupported);
-    CHECK_THROWS_AS(v.run(nullptr, red::kMaxN + 1, nullptr, nullptr), tut::Unsupported);
+    red::Workspace workspace;
+    CHECK_THROWS_AS(red::reduce_in_passes<double>(nullptr, red::kMaxN + 1, nullptr, workspace, blocks_of_256, no_launch),
+                    tut::Unsupported);
+    CHECK(workspace.asked() == 0);
+    CHECK(workspace.get(0) == nullptr);
 
     red::Variants all;
-    red::Variant<float> f;
-    f.name = "float";
-    all.f32 = {f};
+    all.f32 = {{"float", [](const float*, size_t, float*, red::Workspace&) {}}};
     CHECK(all.of<float>().size() == 1);
     CHECK(all.of<float>().front().name == "float");
+    CHECK(all.of<float>().front().kernel.handle == nullptr);
     CHECK(all.of<double>().empty());
     CHECK(all.of<cuDoubleComplex>().empty());
+}
+
+TEST_CASE("reduction: the checks' depths cover every way the lessons may be written", "[reduction]") {
+    namespace rc = reduction_checks;
+    const std::vector<size_t> sizes{1, 2, 31, 33, 1000, 1000003, size_t(1) << 20, (size_t(1) << 26) + 1,
+                                    size_t(1) << 26, red::kMaxN};
+    for (size_t n : sizes) {
+        CAPTURE(n);
+        // Lessons 1-6: a tree per block of 2 to 8192 elements (1024 threads, up to 8 loads each).
+        for (size_t per_block = 2; per_block <= 8192; per_block *= 2) {
+            CAPTURE(per_block);
+            CHECK(red::tree_depth(n, per_block) <= rc::tree_passes_depth(n, 132));
+        }
+        for (size_t sms : {size_t(1), size_t(16), size_t(132), size_t(1000)}) {
+            // Lessons 7-9 on grids of one wave: blocks of 64 to 1024 threads, at least 128 and
+            // at most 2048 threads and 32 blocks per SM.
+            for (size_t threads = 64; threads <= 1024; threads *= 2)
+                for (size_t per_sm = 1; per_sm <= 32 && per_sm * threads <= 2048; per_sm *= 2) {
+                    if (per_sm * threads < 128) continue;
+                    CAPTURE(sms, threads, per_sm);
+                    const size_t resident = sms * per_sm;
+                    // Lesson 7's passes: the grid cut to leave each thread at least 8 elements.
+                    auto blocks_for = [&](size_t count) {
+                        return std::min(resident, red::ceil_div(count, threads * 8));
+                    };
+                    // + 2 per pass: the pairs of the four-wide first step.
+                    const size_t passes = red::multi_pass_depth(n, blocks_for, [&](size_t count, size_t blocks) {
+                        return red::ceil_div(count, blocks * threads) + 2 + red::ceil_log2(threads);
+                    });
+                    CHECK(passes <= rc::two_pass_depth(n, sms));
+                    // Lessons 8 and 9: one wave, or one thread per element for a small n.
+                    const size_t blocks = std::min(resident, red::ceil_div(n, threads));
+                    const size_t loop = red::ceil_div(n, blocks * threads) + 2 + 2 + 2;  // pairs, head and tail, lanes
+                    CHECK(loop + 5 + blocks * threads / 32 <= rc::atomic_per_warp_depth(n, sms));
+                    CHECK(loop + 10 + blocks <= rc::atomic_per_block_depth(n, sms));
+                }
+        }
+    }
+}
+
+TEST_CASE("reduction: the checks' depths tell right from wrong", "[reduction]") {
+    namespace rc = reduction_checks;
+    const double u = red::unit_roundoff<float>();
+    const size_t n = size_t(1) << 26;
+    // The positive float input: the bound is gamma_depth of the sum. A tree lesson's bound
+    // is below the share of one lost 512-element block; the atomic lessons' below one lost
+    // block of a one-wave grid (8 blocks per SM) on an H100, and every bound far below
+    // kLoosestBound on any GPU of 16 SMs or more.
+    CHECK(red::gamma(rc::tree_passes_depth(n, 132), u) < 512.0 / n);
+    for (rc::DepthRule rule : {rc::two_pass_depth, rc::atomic_per_block_depth, rc::atomic_per_warp_depth})
+        CHECK(red::gamma(rule(n, 132), u) < 1.0 / (8 * 132));
+    for (size_t sms : {size_t(16), size_t(132), size_t(1000)})
+        for (rc::DepthRule rule : {rc::tree_passes_depth, rc::two_pass_depth, rc::atomic_per_block_depth,
+                                   rc::atomic_per_warp_depth, rc::cub_library_depth}) {
+            CAPTURE(sms);
+            CHECK(red::gamma(rule(n, sms), u) < red::kLoosestBound / 20);
+            CHECK(red::gamma(rule(red::kMaxN, sms), u) < red::kLoosestBound / 2);
+        }
+    CHECK(rc::tree_passes_depth(0, 132) == 0);
+    CHECK(rc::atomic_per_warp_depth(0, 132) == 0);
 }
 
 TEST_CASE("reduction: type names and roundoff", "[reduction]") {

@@ -4,16 +4,22 @@
 
 using namespace jor_checks;
 
-TEST_CASE("jor/06_persistent solves N = 1 ... 8192 in float and double within the error bound, in the CPU's "
+namespace {
+// The variants the lesson must have, by name, with their element types and stopping rules.
+const std::vector<Required> kRequired{
+    {"persistent"}, {"persistent + L2 window"}, {"persistent, alternating direction"}};
+}  // namespace
+
+TEST_CASE("jor/06_persistent: solves N = 1 ... 8192 in float and double within the error bound, in the CPU's "
           "iterations",
           "[exercise]") {
-    check_all_solve();
+    check_all_solve(kRequired);
 }
 
-TEST_CASE("jor/06_persistent reports a diverging system as not converged at the iteration limit", "[baseline]") {
-    check_all_diverge();
+TEST_CASE("jor/06_persistent: reports a diverging system as not converged at the iteration limit", "[baseline]") {
+    check_all_diverge(kRequired);
 }
 
-TEST_CASE("jor/06_persistent refuses bad options, bad systems and sizes beyond device memory", "[baseline]") {
-    check_all_refuse();
+TEST_CASE("jor/06_persistent: refuses bad options, bad systems and sizes beyond device memory", "[baseline]") {
+    check_all_refuse(kRequired);
 }

@@ -1,11 +1,13 @@
-// The JOR track's CPU baseline: the 2015 report's three CPU versions of a dense Jacobi
-// over-relaxation solve, in float and double, on the track's generated systems, with
-// the host's read bandwidth measured in the same run as the CPU's ceiling.
+// jor/00_cpu_baseline: the 2015 report's three CPU versions of a dense JOR solve, the CUDA lessons' yardstick.
+// The JOR track's CPU baseline: the report's scalar, SIMD and OpenMP versions of a dense
+// Jacobi over-relaxation solve, in float and double, on the track's generated systems,
+// with the host's read bandwidth measured in the same run as the CPU's ceiling.
 //
+// Build alone (from the repository root; one line; CUDA for its headers only):
 //   g++ -O3 -std=c++17 -fopenmp -Icommon/include -I/usr/local/cuda/include
-//       common/checks/jor/cpu_baseline.cpp -o cpu_baseline       (one line; CUDA for its headers only)
-//   build/checks/jor/cpu_baseline [--sizes 128,256,...] [--matrices 10] [--type both]
-//                                 [--stop norm|min] [--tol X] [--alpha 0.9] [--json FILE]
+//       common/checks/jor/cpu_baseline.cpp -o cpu_baseline
+// Run:  build/checks/jor/cpu_baseline [--sizes 128,256,...] [--matrices 10] [--type both]
+//                                     [--stop norm|min] [--tol X] [--alpha 0.9] [--json FILE]
 //
 // Variants (tut/jor_cpu.hpp): scalar (strict floating point, one thread), simd (omp simd
 // reduction, one thread), openmp+simd (rows over all host threads). Built only when CMake

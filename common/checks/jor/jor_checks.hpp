@@ -3,15 +3,21 @@
 /// float and double, report a diverging system as not converged, refuse what cannot be
 /// solved before any work.
 ///
-/// Every solve writes into a poisoned (NaN) x and is judged against the known x*: max
-/// |x - x*| within tut::jor::error_bound() (a bound proven for any summation order, from
-/// the contraction factor and the tolerance; see jor.hpp), and the iteration count within
-/// 3 of the CPU `scalar` version's on the same system (the float sums of a GPU round
-/// differently, which may move the last sweep's test either way; on the CPU the orders
-/// differ by at most one).
+/// Each lesson's check file names the variants it requires (Required: the name, the
+/// element types, the stopping rule); they are looked up in lesson::variants() by name,
+/// and one that is missing fails the check with its name. The sizes, the tolerances and
+/// the stopping rules come from here, never from the lesson.
+///
+/// Every solve writes into a poisoned (NaN) x between two guard zones and is judged
+/// against the known x*: max |x - x*| within tut::jor::error_bound() (a bound proven for
+/// any summation order, from the contraction factor and the tolerance; see jor.hpp), the
+/// iteration count within 3 of the CPU `scalar` version's on the same system (the float
+/// sums of a GPU round differently, which may move the last sweep's test either way; on
+/// the CPU the orders differ by at most one), and both guard zones untouched.
 #pragma once
 
 #include "catch.hpp"
+#include "guarded.hpp"
 #include "lesson_hint.hpp"
 #include "reference_iterations.hpp"
 #include "tut/jor_cpu.hpp"
@@ -29,12 +35,48 @@ using tut::jor::DeviceSystem;
 using tut::jor::SolveOptions;
 using tut::jor::SolveResult;
 using tut::jor::StopRule;
-using tut::jor::Variant;
 
 /// The sizes every lesson solves: tiny, around a block of 128 threads, not a multiple of
 /// the 16-byte vector width (1, 2, 3, 127), and the largest the tour runs.
 inline const std::vector<int> kSizes{1, 2, 3, 127, 128, 1000, 8192};
 inline constexpr int kIterationSlack = 3;
+/// Elements of guard zone on each side of x: a grid of blocks of up to 1024 threads, one
+/// row each, overhangs the last row by at most 1023.
+inline constexpr size_t kGuard = 1024;
+
+/// Which element types a required variant has.
+enum class Types { both, float_only, double_only };
+
+/// A variant the lesson must have, and how the checks solve it.
+struct Required {
+    std::string name;
+    Types types = Types::both;
+    StopRule stop = StopRule::norm;  ///< StopRule::min only for lesson 01's reproduction of the report
+};
+
+template <class T>
+bool has_type(const Required& r) {
+    return r.types == Types::both || (r.types == Types::float_only) == (sizeof(T) == sizeof(float));
+}
+
+/// The lesson's variant `name` for elements of type T; fails the check, naming it, when
+/// the lesson has none (a variant removed or renamed in the exercise).
+template <class T>
+tut::jor::Variant<T> variant_named(const std::string& name) {
+    const tut::jor::Variants all = lesson::variants();
+    const std::vector<tut::jor::Variant<T>>& list = tut::jor::variants_of<T>(all);
+    for (const tut::jor::Variant<T>& v : list)
+        if (v.name == name) {
+            INFO("variant '" << name << "' (" << tut::jor::type_name<T>() << ") has no function to run");
+            REQUIRE(v.run);
+            return v;
+        }
+    std::string names;
+    for (const tut::jor::Variant<T>& v : list) names += " '" + v.name + "'";
+    FAIL("the lesson has no " << tut::jor::type_name<T>() << " variant named '" << name
+                              << "' (its variants of that type:" << (names.empty() ? " none" : names) << ")");
+    return {};
+}
 
 /// The CPU `scalar` version's iterations on matrix 0 of size n.
 template <class T>
@@ -57,36 +99,24 @@ SolveOptions default_options(StopRule stop) {
     return opt;
 }
 
-/// The lesson's variants. There must be at least one, and each must have a factory for
-/// float or double: the checks skip a type without one, so an empty list (or a variant with
-/// no factory) would otherwise pass every check without solving anything.
-inline std::vector<Variant> lesson_variants() {
-    std::vector<Variant> variants = lesson::jor_variants();
-    REQUIRE(!variants.empty());
-    for (const Variant& v : variants) {
-        INFO("variant '" << v.name << "' has neither make_float nor make_double");
-        REQUIRE((v.make_float || v.make_double));
-    }
-    return variants;
-}
-
 /// Solves matrix 0 of each size twice (the second solve catches state left behind).
 template <class T>
-void check_solves(const Variant& v, const std::vector<int>& sizes) {
-    const tut::jor::Factory<T>& make = tut::jor::factory<T>(v);
-    if (!make) return;
+void check_solves(const Required& required, const std::vector<int>& sizes) {
+    if (!has_type<T>(required)) return;
+    const tut::jor::Variant<T> v = variant_named<T>(required.name);
     for (int n : sizes) {
         DeviceSystem<T> sys(n);
         tut::jor::generate_system(sys, tut::jor::kSeed, 0);
-        const SolveOptions opt = default_options<T>(v.stop);
+        const SolveOptions opt = default_options<T>(required.stop);
         const double q = tut::jor::contraction_factor(sys, opt.alpha);
         const int reference = scalar_iterations<T>(n, opt);
         INFO("variant '" << v.name << "', N = " << n << ", " << tut::jor::type_name<T>() << ", "
-                         << tut::jor::stop_rule_name(v.stop) << " rule; CPU scalar: " << reference << " iterations");
+                         << tut::jor::stop_rule_name(required.stop) << " rule; CPU scalar: " << reference
+                         << " iterations");
         INFO(tut_checks::exercise_hint());
         std::unique_ptr<tut::jor::Solver<T>> solver;
-        REQUIRE_NOTHROW(solver = make(sys, opt));
-        tut::DeviceBuffer<T> x(static_cast<size_t>(n));
+        REQUIRE_NOTHROW(solver = v.run(sys, opt));
+        tut_checks::GuardedBuffer<T> x(static_cast<size_t>(n), kGuard);
         for (int attempt = 0; attempt < 2; ++attempt) {
             x.poison();
             SolveResult r;
@@ -94,6 +124,9 @@ void check_solves(const Variant& v, const std::vector<int>& sizes) {
             const tut::jor::SolveCheck c = tut::jor::check_solution(sys, x.download(), r, opt, q);
             INFO("solve " << attempt + 1 << ": " << r.iterations << " iterations, converged " << r.converged
                           << ", max error " << c.max_error << " (bound " << c.bound << "): " << c.verdict);
+            const std::string damage = x.damage();
+            INFO("x's guard zones: " << (damage.empty() ? "untouched" : damage));
+            REQUIRE(damage.empty());
             REQUIRE(r.converged);
             REQUIRE(c.ok);
             REQUIRE(std::abs(r.iterations - reference) <= kIterationSlack);
@@ -101,65 +134,68 @@ void check_solves(const Variant& v, const std::vector<int>& sizes) {
     }
 }
 
-/// Every variant of the lesson, both types, all of kSizes.
-inline void check_all_solve(const std::vector<int>& sizes = kSizes) {
-    for (const Variant& v : lesson_variants()) {
-        check_solves<float>(v, sizes);
-        check_solves<double>(v, sizes);
+/// Every required variant, both types, all of `sizes`.
+inline void check_all_solve(const std::vector<Required>& required, const std::vector<int>& sizes = kSizes) {
+    for (const Required& r : required) {
+        check_solves<float>(r, sizes);
+        check_solves<double>(r, sizes);
     }
 }
 
 /// A = all ones (diagonal 1 too): far from diagonally dominant; JOR's iteration matrix
 /// then has an eigenvalue of about -a (n - 1), so x grows without bound.
 template <class T>
-void check_diverges(const Variant& v, int n) {
-    const tut::jor::Factory<T>& make = tut::jor::factory<T>(v);
-    if (!make) return;
+void check_diverges(const Required& required, int n) {
+    if (!has_type<T>(required)) return;
+    const tut::jor::Variant<T> v = variant_named<T>(required.name);
     std::vector<T> A(size_t(n) * n, T(1)), b(size_t(n), T(1));
     DeviceSystem<T> sys = tut::jor::upload_system(A, b, n);
-    SolveOptions opt = default_options<T>(v.stop);
+    SolveOptions opt = default_options<T>(required.stop);
     opt.max_iterations = 60;
     INFO("variant '" << v.name << "', all-ones " << n << " x " << n << " matrix, " << tut::jor::type_name<T>());
     INFO(tut_checks::exercise_hint());
     std::unique_ptr<tut::jor::Solver<T>> solver;
-    REQUIRE_NOTHROW(solver = make(sys, opt));
-    tut::DeviceBuffer<T> x(static_cast<size_t>(n));
-    x.poison();
-    const SolveResult r = solver->solve(x.get());
+    REQUIRE_NOTHROW(solver = v.run(sys, opt));
+    tut_checks::GuardedBuffer<T> x(static_cast<size_t>(n), kGuard);
+    SolveResult r;
+    REQUIRE_NOTHROW(r = solver->solve(x.get()));
     INFO(r.iterations << " iterations, last dx " << r.last.dx_max << ", x " << r.last.x_max);
+    const std::string damage = x.damage();
+    INFO("x's guard zones: " << (damage.empty() ? "untouched" : damage));
+    REQUIRE(damage.empty());
     REQUIRE_FALSE(r.converged);
     REQUIRE(r.iterations == opt.max_iterations);
 }
 
 /// 37: the scalar path (not a multiple of the vector width); 64: the vector path.
-inline void check_all_diverge() {
-    for (const Variant& v : lesson_variants())
+inline void check_all_diverge(const std::vector<Required>& required) {
+    for (const Required& r : required)
         for (int n : {37, 64}) {
-            check_diverges<float>(v, n);
-            check_diverges<double>(v, n);
+            check_diverges<float>(r, n);
+            check_diverges<double>(r, n);
         }
 }
 
-/// What is refused, before any work: bad options by every factory, bad systems on upload,
+/// What is refused, before any work: bad options by every variant, bad systems on upload,
 /// and a size that does not fit device memory.
 template <class T>
-void check_refuses(const Variant& v) {
-    const tut::jor::Factory<T>& make = tut::jor::factory<T>(v);
-    if (!make) return;
+void check_refuses(const Required& required) {
+    if (!has_type<T>(required)) return;
+    const tut::jor::Variant<T> v = variant_named<T>(required.name);
     INFO("variant '" << v.name << "', " << tut::jor::type_name<T>());
     DeviceSystem<T> sys(16);
     tut::jor::generate_system(sys, tut::jor::kSeed, 0);
     for (double alpha : {0.0, 1.5, -0.5, double(NAN)}) {
-        SolveOptions opt = default_options<T>(v.stop);
+        SolveOptions opt = default_options<T>(required.stop);
         opt.alpha = alpha;
         INFO("a = " << alpha);
-        REQUIRE_THROWS_AS(make(sys, opt), tut::Unsupported);
+        REQUIRE_THROWS_AS(v.run(sys, opt), tut::Unsupported);
     }
     for (double tol : {0.0, -1.0, double(INFINITY)}) {
-        SolveOptions opt = default_options<T>(v.stop);
+        SolveOptions opt = default_options<T>(required.stop);
         opt.tolerance = tol;
         INFO("tol = " << tol);
-        REQUIRE_THROWS_AS(make(sys, opt), tut::Unsupported);
+        REQUIRE_THROWS_AS(v.run(sys, opt), tut::Unsupported);
     }
     const int n = 8;
     std::vector<T> A(size_t(n) * n, T(0)), b(size_t(n), T(1));
@@ -178,10 +214,10 @@ void check_refuses(const Variant& v) {
     REQUIRE_THROWS_AS(tut::jor::require_fits_device(tut::jor::kMaxN, sizeof(T)), tut::Unsupported);
 }
 
-inline void check_all_refuse() {
-    for (const Variant& v : lesson_variants()) {
-        check_refuses<float>(v);
-        check_refuses<double>(v);
+inline void check_all_refuse(const std::vector<Required>& required) {
+    for (const Required& r : required) {
+        check_refuses<float>(r);
+        check_refuses<double>(r);
     }
 }
 

@@ -95,3 +95,20 @@ tut_lesson(jor 06_persistent persistent.cu
 tut_lesson(jor 07_mixed_precision mixed_precision.cu
            SMOKE_ARGS ${jor_smoke} BAD_ARGS ${jor_bad} TOUR_ARGS ${jor_tour}
            SANITIZE_RUNS ${jor_sanitize} SANITIZE_TOOLS memcheck racecheck synccheck)
+
+# The checks are plain C++; the device generator they call (tut::jor::generate_system) is
+# compiled once for all of them, so that they do not depend on what a lesson's .cu
+# instantiates.
+if(TUT_BUILD_CHECKS)
+  add_library(jor-checks-device STATIC ${jor_dir}/device_system.cu)
+  target_link_libraries(jor-checks-device PUBLIC tut_common)
+  if(TUT_SOLUTION_ARCHITECTURES)
+    set_property(TARGET jor-checks-device PROPERTY CUDA_ARCHITECTURES ${TUT_SOLUTION_ARCHITECTURES})
+  endif()
+  foreach(lesson 01_block_per_row 02_warp_rows 03_cublas_gemv 04_fused 05_graph_loop 06_persistent
+                 07_mixed_precision)
+    foreach(tree lessons solutions)
+      target_link_libraries(check-${tree}-jor-${lesson} PRIVATE jor-checks-device)
+    endforeach()
+  endforeach()
+endif()

@@ -3,18 +3,27 @@
 
 using namespace reduction_checks;
 
-TEST_CASE("reduction/06: double sums match the compensated reference, n = 0 .. 2^26", "[exercise]") {
-    check_all_sums<double>();
+// The variants these checks require, and the depth their sums are judged with:
+// passes of a tree per block, any block size (tree_passes_depth, depth_rules.hpp).
+const Required kRequired{{"double", "double, threads=128", "double, threads=512"}, {"float"}, {"int"}, {"complex"}};
+const DepthRule kDepth = tree_passes_depth;
+
+TEST_CASE("reduction/06_complete_unroll: double sums match the compensated reference, n = 0 .. 2^26", "[exercise]") {
+    check_sums<double>(kRequired.f64, kDepth);
 }
 
-TEST_CASE("reduction/06: float sums are within the float error bound", "[exercise]") { check_all_sums<float>(); }
-
-TEST_CASE("reduction/06: int sums are exact", "[exercise]") { check_all_sums<int>(); }
-
-TEST_CASE("reduction/06: complex sums match, part by part", "[exercise]") { check_all_sums<cuDoubleComplex>(); }
-
-TEST_CASE("reduction/06: the largest n, 2^30 doubles, by the first double variant", "[exercise]") {
-    check_largest<double>();
+TEST_CASE("reduction/06_complete_unroll: float sums are within the float error bound", "[exercise]") {
+    check_sums<float>(kRequired.f32, kDepth);
 }
 
-TEST_CASE("reduction/06: n > 2^30 is refused", "[baseline]") { check_all_refuse_too_large(); }
+TEST_CASE("reduction/06_complete_unroll: int sums are exact", "[exercise]") { check_sums<int>(kRequired.i32, kDepth); }
+
+TEST_CASE("reduction/06_complete_unroll: complex sums match, part by part", "[exercise]") {
+    check_sums<cuDoubleComplex>(kRequired.c64, kDepth);
+}
+
+TEST_CASE("reduction/06_complete_unroll: the largest n, 2^30 doubles, by the headline double variant", "[exercise]") {
+    check_largest<double>("double", kDepth);
+}
+
+TEST_CASE("reduction/06_complete_unroll: n > 2^30 is refused", "[baseline]") { check_all_refuse_too_large(kRequired); }

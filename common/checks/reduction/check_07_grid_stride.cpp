@@ -3,18 +3,27 @@
 
 using namespace reduction_checks;
 
-TEST_CASE("reduction/07: double sums match the compensated reference, n = 0 .. 2^26", "[exercise]") {
-    check_all_sums<double>();
+// The variants these checks require, and the depth their sums are judged with:
+// a grid-stride pass, then a pass over the block sums (two_pass_depth, depth_rules.hpp).
+const Required kRequired{{"double", "double, loads=1"}, {"float"}, {"int"}, {"complex"}};
+const DepthRule kDepth = two_pass_depth;
+
+TEST_CASE("reduction/07_grid_stride: double sums match the compensated reference, n = 0 .. 2^26", "[exercise]") {
+    check_sums<double>(kRequired.f64, kDepth);
 }
 
-TEST_CASE("reduction/07: float sums are within the float error bound", "[exercise]") { check_all_sums<float>(); }
-
-TEST_CASE("reduction/07: int sums are exact", "[exercise]") { check_all_sums<int>(); }
-
-TEST_CASE("reduction/07: complex sums match, part by part", "[exercise]") { check_all_sums<cuDoubleComplex>(); }
-
-TEST_CASE("reduction/07: the largest n, 2^30 doubles, by the first double variant", "[exercise]") {
-    check_largest<double>();
+TEST_CASE("reduction/07_grid_stride: float sums are within the float error bound", "[exercise]") {
+    check_sums<float>(kRequired.f32, kDepth);
 }
 
-TEST_CASE("reduction/07: n > 2^30 is refused", "[baseline]") { check_all_refuse_too_large(); }
+TEST_CASE("reduction/07_grid_stride: int sums are exact", "[exercise]") { check_sums<int>(kRequired.i32, kDepth); }
+
+TEST_CASE("reduction/07_grid_stride: complex sums match, part by part", "[exercise]") {
+    check_sums<cuDoubleComplex>(kRequired.c64, kDepth);
+}
+
+TEST_CASE("reduction/07_grid_stride: the largest n, 2^30 doubles, by the headline double variant", "[exercise]") {
+    check_largest<double>("double", kDepth);
+}
+
+TEST_CASE("reduction/07_grid_stride: n > 2^30 is refused", "[baseline]") { check_all_refuse_too_large(kRequired); }

@@ -3,18 +3,43 @@
 
 using namespace reduction_checks;
 
-TEST_CASE("reduction/08: double sums match the compensated reference, n = 0 .. 2^26", "[exercise]") {
-    check_all_sums<double>();
+// The variants these checks require, and the depth their sums are judged with: a
+// grid-stride pass, then one level per atomic on the output, one per warp or one per
+// block (atomic_per_warp_depth, atomic_per_block_depth in depth_rules.hpp).
+const Required kPerWarp{{"double, atomic per warp"}, {"float, atomic per warp"}, {"int, atomic per warp"},
+                        {"complex, atomic per warp"}};
+const Required kPerBlock{{"double, atomic per block", "double, atomic per block, cas"},
+                         {"float, atomic per block"},
+                         {"int, atomic per block"},
+                         {"complex, atomic per block"}};
+
+template <class T>
+void check_both() {
+    check_sums<T>(kPerWarp.of<T>(), atomic_per_warp_depth);
+    check_sums<T>(kPerBlock.of<T>(), atomic_per_block_depth);
 }
 
-TEST_CASE("reduction/08: float sums are within the float error bound", "[exercise]") { check_all_sums<float>(); }
-
-TEST_CASE("reduction/08: int sums are exact", "[exercise]") { check_all_sums<int>(); }
-
-TEST_CASE("reduction/08: complex sums match, part by part", "[exercise]") { check_all_sums<cuDoubleComplex>(); }
-
-TEST_CASE("reduction/08: the largest n, 2^30 doubles, by the first double variant", "[exercise]") {
-    check_largest<double>();
+TEST_CASE("reduction/08_warp_shuffle_atomic: double sums match the compensated reference, n = 0 .. 2^26",
+          "[exercise]") {
+    check_both<double>();
 }
 
-TEST_CASE("reduction/08: n > 2^30 is refused", "[baseline]") { check_all_refuse_too_large(); }
+TEST_CASE("reduction/08_warp_shuffle_atomic: float sums are within the float error bound", "[exercise]") {
+    check_both<float>();
+}
+
+TEST_CASE("reduction/08_warp_shuffle_atomic: int sums are exact", "[exercise]") { check_both<int>(); }
+
+TEST_CASE("reduction/08_warp_shuffle_atomic: complex sums match, part by part", "[exercise]") {
+    check_both<cuDoubleComplex>();
+}
+
+TEST_CASE("reduction/08_warp_shuffle_atomic: the largest n, 2^30 doubles, by the double atomic-per-warp variant",
+          "[exercise]") {
+    check_largest<double>("double, atomic per warp", atomic_per_warp_depth);
+}
+
+TEST_CASE("reduction/08_warp_shuffle_atomic: n > 2^30 is refused", "[baseline]") {
+    check_all_refuse_too_large(kPerWarp);
+    check_all_refuse_too_large(kPerBlock);
+}

@@ -1,20 +1,35 @@
 // Checks for reduction/09_vectorized (vectorized loads with an unaligned head and a tail): every type, n = 0 .. 2^26, 2^30 once (double), refusal above 2^30.
 #include "reduction_checks.hpp"
 
+#include <cstdint>
+
 using namespace reduction_checks;
 
-TEST_CASE("reduction/09: double sums match the compensated reference, n = 0 .. 2^26", "[exercise]") {
-    check_all_sums<double>();
+// The variants these checks require, and the depth their sums are judged with: a
+// grid-stride pass over vectors, then one atomic per block (atomic_per_block_depth,
+// depth_rules.hpp; a vector's lanes, the head and the tail are within its allowance).
+const Required kRequired{{"double", "double2", "double4_32a"},
+                         {"float", "float2", "float4"},
+                         {"int", "int2", "int4"},
+                         {"complex", "complex x2"}};
+const DepthRule kDepth = atomic_per_block_depth;
+
+TEST_CASE("reduction/09_vectorized: double sums match the compensated reference, n = 0 .. 2^26", "[exercise]") {
+    check_sums<double>(kRequired.f64, kDepth);
 }
 
-TEST_CASE("reduction/09: float sums are within the float error bound", "[exercise]") { check_all_sums<float>(); }
+TEST_CASE("reduction/09_vectorized: float sums are within the float error bound", "[exercise]") {
+    check_sums<float>(kRequired.f32, kDepth);
+}
 
-TEST_CASE("reduction/09: int sums are exact", "[exercise]") { check_all_sums<int>(); }
+TEST_CASE("reduction/09_vectorized: int sums are exact", "[exercise]") { check_sums<int>(kRequired.i32, kDepth); }
 
-TEST_CASE("reduction/09: complex sums match, part by part", "[exercise]") { check_all_sums<cuDoubleComplex>(); }
+TEST_CASE("reduction/09_vectorized: complex sums match, part by part", "[exercise]") {
+    check_sums<cuDoubleComplex>(kRequired.c64, kDepth);
+}
 
-TEST_CASE("reduction/09: the largest n, 2^30 doubles, by the first double variant", "[exercise]") {
-    check_largest<double>();
+TEST_CASE("reduction/09_vectorized: the largest n, 2^30 doubles, by the headline double variant", "[exercise]") {
+    check_largest<double>("double", kDepth);
 }
 
 // Vector loads: sizes that leave a tail (not multiples of 2 or 4), and starts that are
@@ -22,28 +37,29 @@ TEST_CASE("reduction/09: the largest n, 2^30 doubles, by the first double varian
 const std::vector<size_t> kOddSizes{2, 3, 5, 6, 7, 1000003, (size_t(1) << 26) - 1};
 const std::vector<size_t> kOffsets{1, 2, 3};
 
-TEST_CASE("reduction/09: sizes that are not multiples of the vector width", "[exercise]") {
-    check_all_sums<double>(kOddSizes);
-    check_all_sums<float>(kOddSizes);
-    check_all_sums<int>(kOddSizes);
-    check_all_sums<cuDoubleComplex>(kOddSizes);
+TEST_CASE("reduction/09_vectorized: sizes that are not multiples of the vector width", "[exercise]") {
+    check_sums<double>(kRequired.f64, kDepth, kOddSizes);
+    check_sums<float>(kRequired.f32, kDepth, kOddSizes);
+    check_sums<int>(kRequired.i32, kDepth, kOddSizes);
+    check_sums<cuDoubleComplex>(kRequired.c64, kDepth, kOddSizes);
 }
 
-TEST_CASE("reduction/09: unaligned starts (in + 1, + 2, + 3) are handled", "[exercise]") {
+TEST_CASE("reduction/09_vectorized: unaligned starts (in + 1, + 2, + 3) are handled", "[exercise]") {
     const std::vector<size_t> sizes{1, 2, 3, 4, 5, 31, 33, 1000003};
-    check_all_sums<double>(sizes, kOffsets);
-    check_all_sums<float>(sizes, kOffsets);
-    check_all_sums<int>(sizes, kOffsets);
-    check_all_sums<cuDoubleComplex>(sizes, kOffsets);
+    check_sums<double>(kRequired.f64, kDepth, sizes, kOffsets);
+    check_sums<float>(kRequired.f32, kDepth, sizes, kOffsets);
+    check_sums<int>(kRequired.i32, kDepth, sizes, kOffsets);
+    check_sums<cuDoubleComplex>(kRequired.c64, kDepth, sizes, kOffsets);
 }
 
-TEST_CASE("reduction/09: a start that is not even element-aligned is refused", "[baseline]") {
-    const tut::reduction::Variants all = lesson::reduction_variants();
+TEST_CASE("reduction/09_vectorized: a start that is not even element-aligned is refused", "[baseline]") {
     const char* base = reinterpret_cast<const char*>(dataset<double>().device.get());
-    for (const auto& v : all.f64) {
+    for (const std::string& name : kRequired.f64) {
+        const Variant<double> v = variant_named<double>(name);
         INFO("variant '" << v.name << "' must refuse a pointer 1 byte past an element with tut::Unsupported");
-        REQUIRE_THROWS_AS(v.run(reinterpret_cast<const double*>(base + 1), 100, nullptr, nullptr), tut::Unsupported);
+        tut::reduction::Workspace workspace;
+        REQUIRE_THROWS_AS(v.run(reinterpret_cast<const double*>(base + 1), 100, nullptr, workspace), tut::Unsupported);
     }
 }
 
-TEST_CASE("reduction/09: n > 2^30 is refused", "[baseline]") { check_all_refuse_too_large(); }
+TEST_CASE("reduction/09_vectorized: n > 2^30 is refused", "[baseline]") { check_all_refuse_too_large(kRequired); }

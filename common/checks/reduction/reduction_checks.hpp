@@ -1,37 +1,82 @@
 /// @file reduction_checks.hpp
-/// @brief Checks shared by the reduction lessons: a sum at a size (and start offset),
+/// @brief Checks shared by the reduction lessons: sums at many sizes (and start offsets),
 /// the largest size the lessons accept, refusals, run-to-run determinism.
 ///
-/// Every check compares the GPU's sum with a compensated CPU sum of the same elements;
-/// the tolerance is tut::reduction::allowed_error() for the variant's depth (see its
-/// comment: |error| <= gamma_depth * sum|x_i|, Higham), and int sums must be exact.
-/// The float inputs are all positive, so that bound is a small fraction of the sum
-/// itself (random_input()); a bound that is not below a tenth of |sum| fails the check
-/// as "CANNOT JUDGE" (judge(), kLoosestBound): a check that could not fail says so.
-/// The output is poisoned and the workspace filled with NaN bytes before every run,
-/// so a result that was never written, or a partial sum read before it was written,
-/// fails. The empty sum gets a null input pointer: it must not be read.
+/// A lesson's check file names every variant it requires (Required) and the depth rule
+/// its sums are judged with (depth_rules.hpp); a variant that was removed or renamed
+/// fails, naming what the lesson has. Every check compares the GPU's sum with a
+/// compensated CPU sum of the same elements; the tolerance is
+/// tut::reduction::allowed_error() for the rule's depth (|error| <= gamma_depth *
+/// sum|x_i|, Higham), and int sums must be exact. The float inputs are all positive, so
+/// that bound is a small fraction of the sum itself (random_input()); a bound that is not
+/// below a tenth of |sum| fails the check as "CANNOT JUDGE" (judge(), kLoosestBound).
+/// The one-element output sits between guard zones and is poisoned, and each run gets a
+/// fresh workspace, poisoned, with guard zones: a result that was never written, a
+/// partial sum read before it was written, an accumulator that was not reset, or a write
+/// next to the output or past the scratch asked for, fails. The empty sum gets a null
+/// input pointer: it must not be read.
 #pragma once
 
 #include "catch.hpp"
+#include "depth_rules.hpp"
+#include "guarded.hpp"
 #include "lesson_hint.hpp"
 #include "tut/reduction.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
-#include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace reduction_checks {
 
 using tut::reduction::Reference;
-using tut::reduction::Variant;
+template <class T>
+using Variant = tut::reduction::Variant<T>;
+
+/// The variants a lesson's checks require, by name, per element type.
+struct Required {
+    std::vector<std::string> f64, f32, i32, c64;
+
+    template <class T>
+    const std::vector<std::string>& of() const {
+        if constexpr (std::is_same_v<T, double>) return f64;
+        else if constexpr (std::is_same_v<T, float>) return f32;
+        else if constexpr (std::is_same_v<T, int>) return i32;
+        else return c64;
+    }
+};
 
 /// Empty, one, a warp +-1, a large size that is no multiple of anything, the headline 2^26.
 inline const std::vector<size_t> kSizes{0, 1, 31, 32, 33, 1000003, size_t(1) << 26};
 inline constexpr size_t kLargest = size_t(1) << 26;
 inline constexpr size_t kSlack = 8;  ///< extra elements past kLargest, so offset starts still have data
+
+/// Guard zones: elements on each side of the one-element output (a kernel that writes one
+/// value per block, or per warp, where one belongs), and bytes on each side of the
+/// workspace.
+inline constexpr size_t kOutputGuard = 4096;
+inline constexpr size_t kWorkspaceGuardBytes = 4096;
+
+/// The variant of type T named `name` in lesson::variants().
+template <class T>
+Variant<T> variant_named(const std::string& name) {
+    const tut::reduction::Variants all = lesson::variants();
+    std::string names;
+    for (const Variant<T>& v : all.of<T>()) {
+        if (v.name == name) return v;
+        names += (names.empty() ? "'" : ", '") + v.name + "'";
+    }
+    FAIL("the lesson has no " << tut::reduction::type_name<T>() << " variant named '" << name
+                              << "', which these checks require (its " << tut::reduction::type_name<T>()
+                              << " variants: " << (names.empty() ? std::string("none") : names) << ")");
+    return {};
+}
+
+/// The SM count the rules are evaluated for.
+inline size_t sms() { return static_cast<size_t>(std::max(1, tut::sm_count())); }
 
 /// One random array per type, shared by every size (a size-n problem is its first n
 /// elements, or n elements from an offset), on the host and on the device.
@@ -56,24 +101,28 @@ Dataset<T>& dataset() {
     return data;
 }
 
-/// Runs `v` on n elements starting `offset` elements into the dataset and returns the result.
+/// Runs `v` once on n elements at `in` (output and workspace poisoned, with guard zones)
+/// and returns the result; fails on an exception, a CUDA error or a write outside the
+/// output or the workspace asked for.
 template <class T>
 T run_once(const Variant<T>& v, const T* in, size_t n, const Reference& ref) {
-    tut::DeviceBuffer<T> out(1);
-    const size_t ws_bytes = v.workspace_bytes ? v.workspace_bytes(n) : 0;
-    tut::DeviceBuffer<unsigned char> workspace(ws_bytes);
-    workspace.poison();
-    tut::reduction::poison_output(out.get(), ref);
-    REQUIRE_NOTHROW(v.run(in, n, out.get(), workspace.get()));
+    tut_checks::GuardedBuffer<T> out(1, kOutputGuard);
+    tut::reduction::poison_output(out.get(), ref);  // only where 0xFF bytes would be the right int sum
+    tut::reduction::Workspace workspace(0, kWorkspaceGuardBytes);
+    REQUIRE_NOTHROW(v.run(in, n, out.get(), workspace));
     REQUIRE_NOTHROW(TUT_CUDA(cudaDeviceSynchronize()));
-    T got{};
-    TUT_CUDA(cudaMemcpy(&got, out.get(), sizeof(T), cudaMemcpyDeviceToHost));
-    return got;
+    const std::string output_damage = out.damage();
+    INFO("the output is one element: " << output_damage);
+    REQUIRE(output_damage.empty());
+    const std::string workspace_damage = workspace.damage();
+    INFO(workspace_damage);
+    REQUIRE(workspace_damage.empty());
+    return out.download()[0];
 }
 
-/// Requires `v` to sum n elements (from `offset`) within the error bound (exactly for int).
+/// Requires `v` to sum n elements (from `offset`) within the rule's bound (exactly for int).
 template <class T>
-void check_sum(const Variant<T>& v, size_t n, size_t offset = 0) {
+void check_sum(const Variant<T>& v, DepthRule depth, size_t n, size_t offset = 0) {
     Dataset<T>& data = dataset<T>();
     REQUIRE(offset + n <= data.host.size());
     const Reference& ref = data.reference(offset, n);
@@ -82,19 +131,21 @@ void check_sum(const Variant<T>& v, size_t n, size_t offset = 0) {
                      << (offset ? std::to_string(offset) + " elements" : std::string()));
     INFO(tut_checks::exercise_hint());
     const T got = run_once(v, in, n, ref);
-    const tut::reduction::Verdict verdict = tut::reduction::judge(got, ref, v.depth ? v.depth(n) : n);
-    INFO(verdict.text);
-    REQUIRE(verdict.ok);
+    const tut::reduction::Judgement judgement = tut::reduction::judge(got, ref, depth(n, sms()));
+    INFO(judgement.text);
+    REQUIRE(judgement.ok);
 }
 
-/// Every variant of type T in the lesson, at every size (and start offset).
+/// The required variants of type T, at every size (and start offset).
 template <class T>
-void check_all_sums(const std::vector<size_t>& sizes = kSizes, const std::vector<size_t>& offsets = {0}) {
-    const std::vector<Variant<T>> variants = lesson::reduction_variants().of<T>();
-    REQUIRE(!variants.empty());
-    for (const Variant<T>& v : variants)
+void check_sums(const std::vector<std::string>& names, DepthRule depth, const std::vector<size_t>& sizes = kSizes,
+                const std::vector<size_t>& offsets = {0}) {
+    REQUIRE(!names.empty());
+    for (const std::string& name : names) {
+        const Variant<T> v = variant_named<T>(name);
         for (size_t offset : offsets)
-            for (size_t n : sizes) check_sum(v, n, offset);
+            for (size_t n : sizes) check_sum(v, depth, n, offset);
+    }
 }
 
 /// Period of the largest check's input: odd, so an index that is off by a power of two
@@ -102,15 +153,13 @@ void check_all_sums(const std::vector<size_t>& sizes = kSizes, const std::vector
 inline constexpr size_t kPeriod = kLargest + 7;
 
 /// The largest n every lesson accepts, kMaxN = 2^30 elements (8 GiB of doubles), summed
-/// once, by the lesson's first variant of type T. The input does not come from the host:
-/// the device array repeats the dataset's first kPeriod elements (device-to-device
-/// copies), and the reference is put together from the references of one period and of
-/// the rest. Skipped, with a warning, on a GPU without the memory.
+/// once by the variant `name`. The input does not come from the host: the device array
+/// repeats the dataset's first kPeriod elements (device-to-device copies), and the
+/// reference is put together from the references of one period and of the rest. Skipped,
+/// with a warning, on a GPU without the memory.
 template <class T>
-void check_largest() {
-    const std::vector<Variant<T>> variants = lesson::reduction_variants().of<T>();
-    REQUIRE(!variants.empty());
-    const Variant<T>& v = variants.front();
+void check_largest(const std::string& name, DepthRule depth) {
+    const Variant<T> v = variant_named<T>(name);
     const size_t n = tut::reduction::kMaxN;
     const size_t bytes = n * sizeof(T);
     if (const std::string why = tut::device_memory_shortfall(bytes + bytes / 64 + (size_t(256) << 20)); !why.empty()) {
@@ -137,40 +186,45 @@ void check_largest() {
                      << kPeriod << " elements of the dataset)");
     INFO(tut_checks::exercise_hint());
     const T got = run_once(v, static_cast<const T*>(in.get()), n, ref);
-    const tut::reduction::Verdict verdict = tut::reduction::judge(got, ref, v.depth ? v.depth(n) : n);
-    INFO(verdict.text);
-    REQUIRE(verdict.ok);
+    const tut::reduction::Judgement judgement = tut::reduction::judge(got, ref, depth(n, sms()));
+    INFO(judgement.text);
+    REQUIRE(judgement.ok);
 }
 
-/// Every variant of every type refuses n > 2^30 with tut::Unsupported, before touching memory.
-inline void check_all_refuse_too_large() {
-    const tut::reduction::Variants all = lesson::reduction_variants();
-    auto refuse = [](const auto& list) {
-        for (const auto& v : list) {
-            INFO("variant '" << v.name << "' must refuse n = 2^30 + 1 with tut::Unsupported");
-            REQUIRE_THROWS_AS(v.run(nullptr, tut::reduction::kMaxN + 1, nullptr, nullptr), tut::Unsupported);
-            if (v.workspace_bytes) REQUIRE_THROWS_AS(v.workspace_bytes(tut::reduction::kMaxN + 1), tut::Unsupported);
-        }
-    };
-    refuse(all.f64);
-    refuse(all.f32);
-    refuse(all.i32);
-    refuse(all.c64);
-}
-
-/// Requires `runs` runs of every variant of type T on n elements to give the same, correct bits.
+/// The required variants of type T refuse n > 2^30 with tut::Unsupported, before
+/// touching memory or asking for scratch.
 template <class T>
-void check_run_to_run_identical(size_t n, int runs) {
+void check_refuse_too_large(const std::vector<std::string>& names) {
+    for (const std::string& name : names) {
+        const Variant<T> v = variant_named<T>(name);
+        INFO("variant '" << v.name << "' must refuse n = 2^30 + 1 with tut::Unsupported");
+        tut::reduction::Workspace workspace;
+        REQUIRE_THROWS_AS(v.run(nullptr, tut::reduction::kMaxN + 1, nullptr, workspace), tut::Unsupported);
+        REQUIRE(workspace.asked() == 0);
+    }
+}
+
+/// Every required variant of every type refuses n > 2^30.
+inline void check_all_refuse_too_large(const Required& required) {
+    check_refuse_too_large<double>(required.f64);
+    check_refuse_too_large<float>(required.f32);
+    check_refuse_too_large<int>(required.i32);
+    check_refuse_too_large<cuDoubleComplex>(required.c64);
+}
+
+/// Requires `runs` runs of each variant on n elements to give the same, correct bits.
+template <class T>
+void check_run_to_run_identical(const std::vector<std::string>& names, DepthRule depth, size_t n, int runs) {
     Dataset<T>& data = dataset<T>();
     const Reference& ref = data.reference(0, n);
-    const std::vector<Variant<T>> variants = lesson::reduction_variants().of<T>();
-    for (const Variant<T>& v : variants) {
+    for (const std::string& name : names) {
+        const Variant<T> v = variant_named<T>(name);
         INFO("variant '" << v.name << "', n = " << n << ": every run must give the same bits");
         INFO(tut_checks::exercise_hint());
         const T first = run_once(v, data.device.get(), n, ref);
-        const tut::reduction::Verdict verdict = tut::reduction::judge(first, ref, v.depth ? v.depth(n) : n);
-        INFO(verdict.text);
-        REQUIRE(verdict.ok);
+        const tut::reduction::Judgement judgement = tut::reduction::judge(first, ref, depth(n, sms()));
+        INFO(judgement.text);
+        REQUIRE(judgement.ok);
         for (int r = 1; r < runs; ++r) {
             const T again = run_once(v, data.device.get(), n, ref);
             REQUIRE(std::memcmp(&first, &again, sizeof(T)) == 0);

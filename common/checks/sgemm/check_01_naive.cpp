@@ -3,15 +3,21 @@
 
 using namespace sgemm_checks;
 
-TEST_CASE("sgemm/01_naive matches the CPU reference at tiny and odd sizes", "[exercise]") {
-    check_all_correct(kSmallSizes);
+namespace {
+
+const std::vector<std::string> kVariants{"naive"};
+
+}  // namespace
+
+TEST_CASE("sgemm/01_naive: matches the CPU reference at tiny and odd sizes", "[exercise]") {
+    check_correct(kVariants, kSmallSizes);
 }
 
-TEST_CASE("sgemm/01_naive matches cuBLAS at N = 1000, 4099 and 8192", "[exercise]") {
-    check_all_correct(kLargeSizes);
-    check_correct(variant_named("naive"), kLargestSize);
+TEST_CASE("sgemm/01_naive: matches cuBLAS at N = 1000, 4099 and 8192", "[exercise]") {
+    check_correct(kVariants, kLargeSizes);
+    check_correct({"naive"}, {kLargestSize});
 }
 
-TEST_CASE("sgemm/01_naive refuses N outside 1..8192", "[baseline]") {
-    check_all_refuse({0, -1, tut::sgemm::kMaxN + 1});
+TEST_CASE("sgemm/01_naive: refuses N outside 1..8192", "[baseline]") {
+    check_refuses(kVariants, kRefusedSizes);
 }

@@ -1,44 +1,68 @@
 // Checks for sgemm/02_unified_memory: four host-to-host pipelines, any N in 1..8192.
 // The exercise is the prefetch of managed memory (lesson::prefetch_to_gpu/_to_host).
 // The largest size is checked once, with the prefetching pipeline; the others stop at 4099.
-#include "sgemm_checks.hpp"
+#include "sgemm_check_inputs.hpp"
 
+#include <cstdint>
 #include <cstring>
-#include <limits>
 #include <string>
 #include <utility>
 
 namespace lesson {
-// Defined in the lesson's unified_memory.cu (the exercise).
+// Defined in the lesson's unified_memory.cu: its pipelines, and the exercise.
+struct PipelineTimes;
+using Pipeline = tut::Variant<void(int n, const float* A, const float* B, float* C, PipelineTimes* times)>;
+std::vector<Pipeline> variants();
 void prefetch_to_gpu(const void* p, size_t bytes);
 void prefetch_to_host(const void* p, size_t bytes);
 }  // namespace lesson
 
 using namespace sgemm_checks;
-using tut::sgemm::HostVariant;
+using lesson::Pipeline;
 
 namespace {
 
-const char* const kPrefetchPipeline = "managed prefetch";
+const std::vector<std::string> kPrefetching{"managed prefetch"};
+const std::vector<std::string> kOthers{"explicit pageable", "explicit pinned", "managed"};
 
-std::vector<HostVariant> pipelines(bool with_prefetch) {
-    std::vector<HostVariant> out;
-    for (const HostVariant& v : lesson::sgemm_host_variants())
-        if ((v.name == kPrefetchPipeline) == with_prefetch) out.push_back(v);
-    return out;
+std::vector<Pipeline> pipelines(const std::vector<std::string>& names) { return named(lesson::variants(), names); }
+
+// Empty when both guard zones of `whole` (the `guard` elements before and after the `count`
+// of the output) still hold the 0xFF poison; otherwise where the first changed element is,
+// as tut_checks::GuardedBuffer::damage() says it for device outputs.
+std::string host_damage(const std::vector<float>& whole, size_t guard, size_t count) {
+    auto poisoned = [&](size_t i) {
+        uint32_t bits = 0;
+        std::memcpy(&bits, &whole[i], sizeof bits);
+        return bits == 0xFFFFFFFFu;
+    };
+    for (size_t i = 0; i < guard; ++i)
+        if (!poisoned(i))
+            return "a write before the start of the output: offset " + std::to_string(static_cast<long long>(i) -
+                                                                                      static_cast<long long>(guard));
+    for (size_t i = guard + count; i < whole.size(); ++i)
+        if (!poisoned(i))
+            return "a write past the end of the output: offset " + std::to_string(i - guard) + " (the output has " +
+                   std::to_string(count) + " elements)";
+    return {};
 }
 
-// Runs a pipeline on host matrices; the host output starts as NaN so unwritten elements fail.
-void check_pipeline(const HostVariant& v, int n) {
-    tut::sgemm::Problem& p = host_problem(n);
-    std::vector<float> c(size_t(n) * n, std::numeric_limits<float>::quiet_NaN());
+// Runs a pipeline on host matrices. The host C sits between guard zones, all of it NaN
+// (0xFF bytes) at first, so unwritten elements fail and so does a write outside C.
+void check_pipeline(const Pipeline& v, int n) {
+    tut::sgemm::Operands& p = host_operands(n);
+    const size_t count = size_t(n) * n, guard = guard_elements(n);
+    std::vector<float> whole(count + 2 * guard);
+    std::memset(whole.data(), 0xFF, whole.size() * sizeof(float));
+    float* C = whole.data() + guard;
     INFO("pipeline '" << v.name << "', N = " << n << ", reference: "
                       << (p.reference_is_fp32 ? "cuBLAS FP32" : "CPU double"));
     INFO(tut_checks::exercise_hint());
-    REQUIRE_NOTHROW(v.run(n, p.A.data(), p.B.data(), c.data(), nullptr));
-    const tut::Comparison cmp = tut::compare(c.data(), p.C_ref.data(), c.size(),
-                                             tut::sgemm::tolerance(n, tut::sgemm::Variant{}, p.reference_is_fp32),
-                                             p.scale.data());
+    REQUIRE_NOTHROW(v.run(n, p.A.data(), p.B.data(), C, nullptr));
+    const std::string damage = host_damage(whole, guard, count);
+    INFO(damage);
+    REQUIRE(damage.empty());
+    const tut::Comparison cmp = p.check(C, 0.0);
     INFO(cmp.describe());
     REQUIRE(cmp.ok());
 }
@@ -59,14 +83,16 @@ struct ManagedProbe {
     std::pair<cudaMemLocationType, int> last_prefetch() const {
         cudaMemLocationType type = cudaMemLocationTypeInvalid;
         int id = -1;
-        TUT_CUDA(cudaMemRangeGetAttribute(&type, sizeof(type), cudaMemRangeAttributeLastPrefetchLocationType, p, kBytes));
+        TUT_CUDA(cudaMemRangeGetAttribute(&type, sizeof(type), cudaMemRangeAttributeLastPrefetchLocationType, p,
+                                          kBytes));
         TUT_CUDA(cudaMemRangeGetAttribute(&id, sizeof(id), cudaMemRangeAttributeLastPrefetchLocationId, p, kBytes));
         return {type, id};
     }
 };
 
 void require_managed_prefetch_supported() {
-    INFO("this GPU/OS cannot prefetch managed memory (cudaDevAttrConcurrentManagedAccess = 0): run on Linux, Pascal or newer");
+    INFO("this GPU/OS cannot prefetch managed memory (cudaDevAttrConcurrentManagedAccess = 0): run on Linux, "
+         "Pascal or newer");
     REQUIRE(tut::device_has(cudaDevAttrConcurrentManagedAccess));
 }
 
@@ -121,31 +147,29 @@ TEST_CASE("sgemm/02_unified_memory: the managed prefetch pipeline prefetches and
           "[exercise]") {
     require_prefetch_to_gpu_works();
     require_prefetch_to_host_works();
-    const auto prefetching = pipelines(true);
-    REQUIRE(prefetching.size() == 1);
-    for (int n : kSmallSizes) check_pipeline(prefetching[0], n);
-    for (int n : kLargeSizes) check_pipeline(prefetching[0], n);
-    check_pipeline(prefetching[0], kLargestSize);
+    const Pipeline prefetching = pipelines(kPrefetching).front();
+    for (int n : kSmallSizes) check_pipeline(prefetching, n);
+    for (int n : kLargeSizes) check_pipeline(prefetching, n);
+    check_pipeline(prefetching, kLargestSize);
 }
 
 TEST_CASE("sgemm/02_unified_memory: explicit and managed pipelines match the CPU reference at tiny and odd sizes",
           "[baseline]") {
-    const auto others = pipelines(false);
-    REQUIRE(others.size() == 3);
-    for (const HostVariant& v : others)
+    for (const Pipeline& v : pipelines(kOthers))
         for (int n : kSmallSizes) check_pipeline(v, n);
 }
 
 // The largest size once, with the prefetching pipeline (above); the others at sizes in and beyond L2.
 TEST_CASE("sgemm/02_unified_memory: explicit and managed pipelines match cuBLAS at N = 1000 and 4099", "[baseline]") {
-    for (const HostVariant& v : pipelines(false))
+    for (const Pipeline& v : pipelines(kOthers))
         for (int n : kLargeSizes) check_pipeline(v, n);
 }
 
 TEST_CASE("sgemm/02_unified_memory: every pipeline refuses N outside 1..8192 before allocating", "[baseline]") {
-    for (const HostVariant& v : lesson::sgemm_host_variants())
-        for (int n : {0, -1, tut::sgemm::kMaxN + 1}) {
-            INFO("pipeline '" << v.name << "' must refuse N = " << n << " with tut::Unsupported");
-            REQUIRE_THROWS_AS(v.run(n, nullptr, nullptr, nullptr, nullptr), tut::Unsupported);
-        }
+    for (const std::vector<std::string>& names : {kPrefetching, kOthers})
+        for (const Pipeline& v : pipelines(names))
+            for (int n : kRefusedSizes) {
+                INFO("pipeline '" << v.name << "' must refuse N = " << n << " with tut::Unsupported");
+                REQUIRE_THROWS_AS(v.run(n, nullptr, nullptr, nullptr, nullptr), tut::Unsupported);
+            }
 }

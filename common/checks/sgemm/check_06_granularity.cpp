@@ -3,18 +3,24 @@
 
 using namespace sgemm_checks;
 
-TEST_CASE("sgemm/06_granularity matches the CPU reference at tiny sizes and sizes that are not multiples of the block",
+namespace {
+
+const std::vector<std::string> kVariants{"g=1", "g=2", "g=4"};
+
+}  // namespace
+
+TEST_CASE("sgemm/06_granularity: matches the CPU reference at tiny sizes and sizes that are not multiples of the tile",
           "[exercise]") {
-    check_all_correct(kSmallSizes);
-    // Blocks are 16 rows by 16, 32 or 64 columns: sizes that end inside the last B tile of a block.
-    check_all_correct({47, 48, 49, 63, 65, 80, 127});
+    check_correct(kVariants, kSmallSizes);
+    // blocks of 16 rows by 16, 32 or 64 columns: sizes that end inside the last B tile of a block:
+    check_correct(kVariants, {47, 48, 49, 63, 65, 80, 127});
 }
 
-TEST_CASE("sgemm/06_granularity matches cuBLAS at N = 1000, 4099 and 8192", "[exercise]") {
-    check_all_correct(kLargeSizes);
-    check_correct(variant_named("g=4"), kLargestSize);
+TEST_CASE("sgemm/06_granularity: matches cuBLAS at N = 1000, 4099 and 8192", "[exercise]") {
+    check_correct(kVariants, kLargeSizes);
+    check_correct({"g=4"}, {kLargestSize});
 }
 
-TEST_CASE("sgemm/06_granularity refuses N outside 1..8192", "[baseline]") {
-    check_all_refuse({0, -1, tut::sgemm::kMaxN + 1});
+TEST_CASE("sgemm/06_granularity: refuses N outside 1..8192", "[baseline]") {
+    check_refuses(kVariants, kRefusedSizes);
 }

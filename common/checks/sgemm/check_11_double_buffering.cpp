@@ -3,18 +3,25 @@
 
 using namespace sgemm_checks;
 
-TEST_CASE("sgemm/11_double_buffering matches the CPU reference at tiny sizes and sizes that are not multiples of the tile",
+namespace {
+
+const std::vector<std::string> kVariants{"2 buffers"};
+
+}  // namespace
+
+TEST_CASE("sgemm/11_double_buffering: matches the CPU reference at tiny sizes and sizes that are not multiples "
+          "of the tile",
           "[exercise]") {
-    check_all_correct(kSmallSizes);
-    check_all_correct({4, 7, 127, 129, 255});  // N % 4 != 0: rows not 16-byte aligned; overhanging block tiles
+    check_correct(kVariants, kSmallSizes);
+    check_correct(kVariants, {4, 7, 127, 129, 255});  // N % 4 != 0: rows not 16-byte aligned; overhanging block tiles
 }
 
-TEST_CASE("sgemm/11_double_buffering matches cuBLAS at N = 1000, 4095, 4096, 4097 and 8192", "[exercise]") {
-    check_all_correct({1000});
-    check_all_correct(kTourSizes);
-    check_correct(variant_named("2 buffers"), kLargestSize);
+TEST_CASE("sgemm/11_double_buffering: matches cuBLAS at N = 1000, 4095, 4096, 4097 and 8192", "[exercise]") {
+    check_correct(kVariants, {1000});
+    check_correct(kVariants, kTourSizes);
+    check_correct({"2 buffers"}, {kLargestSize});
 }
 
-TEST_CASE("sgemm/11_double_buffering refuses N outside 1..8192", "[baseline]") {
-    check_all_refuse({0, -1, tut::sgemm::kMaxN + 1});
+TEST_CASE("sgemm/11_double_buffering: refuses N outside 1..8192", "[baseline]") {
+    check_refuses(kVariants, kRefusedSizes);
 }

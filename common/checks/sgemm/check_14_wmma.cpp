@@ -4,22 +4,29 @@
 
 using namespace sgemm_checks;
 
-TEST_CASE("sgemm/14_wmma matches the CPU reference at tiny sizes and sizes that are not multiples of the tile",
+namespace {
+
+const std::vector<std::string> kVariants{"wmma 128x128x32"};
+
+}  // namespace
+
+TEST_CASE("sgemm/14_wmma: matches the CPU reference at tiny sizes and sizes that are not multiples of the tile",
           "[exercise]") {
-    check_all_correct(kSmallSizes);
-    check_all_correct({4, 7, 127, 129, 255});  // N % 4 != 0: rows not 16-byte aligned; overhanging block tiles
+    check_correct(kVariants, kSmallSizes, kTf32Roundoff);
+    // N % 4 != 0: rows not 16-byte aligned; overhanging block tiles
+    check_correct(kVariants, {4, 7, 127, 129, 255}, kTf32Roundoff);
 }
 
-TEST_CASE("sgemm/14_wmma matches cuBLAS at N = 1000, 4095, 4096, 4097 and 8192", "[exercise]") {
-    check_all_correct({1000});
-    check_all_correct(kTourSizes);
-    check_correct(variant_named("wmma 128x128x32"), kLargestSize);
+TEST_CASE("sgemm/14_wmma: matches cuBLAS at N = 1000, 4095, 4096, 4097 and 8192", "[exercise]") {
+    check_correct(kVariants, {1000}, kTf32Roundoff);
+    check_correct(kVariants, kTourSizes, kTf32Roundoff);
+    check_correct({"wmma 128x128x32"}, {kLargestSize}, kTf32Roundoff);
 }
 
-TEST_CASE("sgemm/14_wmma has at most twice the error of cuBLAS TF32", "[exercise]") {
-    check_tf32_accuracy(variant_named("wmma 128x128x32"));
+TEST_CASE("sgemm/14_wmma: has at most twice the error of cuBLAS TF32", "[exercise]") {
+    check_tf32_accuracy("wmma 128x128x32");
 }
 
-TEST_CASE("sgemm/14_wmma refuses N outside 1..8192", "[baseline]") {
-    check_all_refuse({0, -1, tut::sgemm::kMaxN + 1});
+TEST_CASE("sgemm/14_wmma: refuses N outside 1..8192", "[baseline]") {
+    check_refuses(kVariants, kRefusedSizes);
 }

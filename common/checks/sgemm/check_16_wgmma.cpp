@@ -13,25 +13,27 @@ using namespace sgemm_checks;
 namespace {
 
 constexpr const char* kVariant = "wgmma 128x256x32 4 stages";
+const std::vector<std::string> kVariants{kVariant};
 
 }  // namespace
 
-TEST_CASE("sgemm/16_wgmma matches the CPU reference at tiny sizes and sizes that are not multiples of the tile",
+TEST_CASE("sgemm/16_wgmma: matches the CPU reference at tiny sizes and sizes that are not multiples of the tile",
           "[exercise]") {
-    check_all_correct(kSmallSizes);
-    check_all_correct({4, 7, 127, 129, 255});  // N % 4 != 0: A through the padded copy; overhanging boxes
+    check_correct(kVariants, kSmallSizes, kTf32Roundoff);
+    // N % 4 != 0: A through the padded copy; overhanging boxes
+    check_correct(kVariants, {4, 7, 127, 129, 255}, kTf32Roundoff);
 }
 
-TEST_CASE("sgemm/16_wgmma matches cuBLAS at N = 1000, 4095, 4096, 4097 and 8192", "[exercise]") {
-    check_all_correct({1000});
-    check_all_correct(kTourSizes);
-    check_correct(variant_named(kVariant), kLargestSize);
+TEST_CASE("sgemm/16_wgmma: matches cuBLAS at N = 1000, 4095, 4096, 4097 and 8192", "[exercise]") {
+    check_correct(kVariants, {1000}, kTf32Roundoff);
+    check_correct(kVariants, kTourSizes, kTf32Roundoff);
+    check_correct({kVariant}, {kLargestSize}, kTf32Roundoff);
 }
 
-TEST_CASE("sgemm/16_wgmma has at most twice the error of cuBLAS TF32", "[exercise]") {
-    check_tf32_accuracy(variant_named(kVariant));
+TEST_CASE("sgemm/16_wgmma: has at most twice the error of cuBLAS TF32", "[exercise]") {
+    check_tf32_accuracy(kVariant);
 }
 
-TEST_CASE("sgemm/16_wgmma refuses N outside 1..8192", "[baseline]") {
-    check_all_refuse({0, -1, tut::sgemm::kMaxN + 1});
+TEST_CASE("sgemm/16_wgmma: refuses N outside 1..8192", "[baseline]") {
+    check_refuses(kVariants, kRefusedSizes);
 }

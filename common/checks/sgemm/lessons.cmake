@@ -39,9 +39,10 @@ tut_lesson(sgemm 12_cp_async cp_async.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_sm
 # The tour adds the size sweep of the chosen variant against cuBLAS (N = 1024 .. 8192).
 tut_lesson(sgemm 13_tuning tuning.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
            "--sweep nope" TOUR_ARGS --sweep SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck racecheck)
-# Lessons 14-16: TF32 tensor cores (WMMA, mma.sync, Hopper wgmma with TMA), measured against
-# cuBLAS TF32. Lesson 16 is compiled for sm_90a as well (HOPPER_FEATURES); on other GPUs the
-# program and its check executables exit 77 (skipped) and say why.
+# Lessons 14-18: TF32 tensor cores (WMMA, mma.sync, Hopper wgmma with TMA, then without the
+# transpose pass, then scheduled by persistent blocks and clusters), measured against cuBLAS TF32.
+# Lessons 16-18 are compiled for sm_90a as well (HOPPER_FEATURES); on other GPUs the program and
+# its check executables exit 77 (skipped) and say why.
 tut_lesson(sgemm 14_wmma wmma.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
            SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck racecheck)
 tut_lesson(sgemm 15_mma_sync mma_sync.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
@@ -49,3 +50,11 @@ tut_lesson(sgemm 15_mma_sync mma_sync.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_sm
 tut_lesson(sgemm 16_wgmma wgmma.cu HOPPER_FEATURES LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke}
            BAD_ARGS ${sgemm_bad} "--sweep nope" TOUR_ARGS --sweep SANITIZE_RUNS ${sgemm_sanitize}
            SANITIZE_TOOLS memcheck racecheck synccheck)
+tut_lesson(sgemm 17_operand_swap operand_swap.cu HOPPER_FEATURES LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke}
+           BAD_ARGS ${sgemm_bad} "--sweep nope" TOUR_ARGS --sweep SANITIZE_RUNS ${sgemm_sanitize}
+           SANITIZE_TOOLS memcheck synccheck)
+# Lesson 18 runs at N = 8192 by default (its last wave is half full there); the sanitizer's small
+# sizes have one tile, so they test the cluster pair, the padded and the TMA-store paths, not the split.
+tut_lesson(sgemm 18_persistent_cluster persistent_cluster.cu HOPPER_FEATURES LIBS CUDA::cublas
+           SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad} "--sweep nope" TOUR_ARGS --sweep
+           SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck synccheck)

@@ -1,6 +1,7 @@
 /// @file bandwidth.hpp
-/// @brief The bandwidth track: byte accounting, the cudaMemcpy yardstick, the copy and
-/// column-gather variant interfaces, the CPU gather reference and the lesson drivers.
+/// @brief The bandwidth track: byte accounting, the copy and column-gather variants, the
+/// CPU gather reference, and what lessons 02-06 measure their variants against. Lesson 01's
+/// transfers and lesson 02's copy problem live in those lessons' own harness.
 ///
 /// **Counting bytes.** A result in GB/s is bytes moved / time, with 1 GB = 1e9 bytes.
 /// Every byte a kernel reads from DRAM and every byte it writes count once, so a copy
@@ -12,8 +13,9 @@
 ///
 /// **The yardstick.** A copy-like kernel is judged against `cudaMemcpy`
 /// device-to-device of the same number of bytes, timed in the same run with L2
-/// flushed, and against the theoretical DRAM bandwidth (tut::DeviceFacts). The
-/// drivers below print both ratios and write them to the JSON records.
+/// flushed, and against the theoretical DRAM bandwidth (tut::DeviceFacts). AgainstMemcpy
+/// (GatherProblem, lesson 02's CopyProblem) prints both ratios and writes them to the
+/// JSON records.
 ///
 /// **The gather.** `tgt = src(:, indices)` (MATLAB notation): `src` is a column-major
 /// rows x cols float matrix (element (r, c) at `src[c * rows + r]`), `indices` holds
@@ -21,6 +23,7 @@
 /// rows x count and column k of `tgt` is column indices[k] of `src`.
 #pragma once
 
+#include "bench.hpp"
 #include "buffer.hpp"
 #include "check.hpp"
 #include "cli.hpp"
@@ -36,11 +39,15 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <numeric>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tut::bandwidth {
@@ -51,14 +58,6 @@ namespace tut::bandwidth {
 
 /// The three kinds of cudaMemcpy lesson 01 measures.
 enum class Direction { HostToDevice, DeviceToHost, DeviceToDevice };
-
-inline const char* direction_name(Direction d) {
-    switch (d) {
-        case Direction::HostToDevice: return "H2D";
-        case Direction::DeviceToHost: return "D2H";
-        default: return "D2D";
-    }
-}
 
 /// Bytes a transfer of `payload` bytes moves: D2D reads and writes device memory
 /// (2 x payload); H2D and D2H carry each byte over the link once (payload).
@@ -136,7 +135,7 @@ int full_grid_blocks(Kernel kernel, int threads, long long work_items) {
 }
 
 // ---------------------------------------------------------------------------------
-// Copy kernels (lesson 02)
+// Copies (lesson 02)
 // ---------------------------------------------------------------------------------
 
 /// Largest copy (in floats) the lessons claim: 4 GiB per buffer. Indices are 64-bit.
@@ -151,33 +150,14 @@ inline void require_copy(size_t n, const float* src, const float* dst) {
     if (n > 0 && (!src || !dst)) throw Unsupported("copy of " + std::to_string(n) + " floats from or to a null pointer");
 }
 
-/// Copies n floats from src to dst (device pointers, any 4-byte alignment). Throws
+/// Copies n floats from src to dst (device pointers, any 4-byte alignment) and returns
+/// the code path it took for these pointers, e.g. "float4" or "float: src/dst
+/// misaligned" (the table's path column), or "" when it has one path only. Throws
 /// Unsupported (before launching) for what require_copy refuses.
-using CopyLauncher = void (*)(size_t n, const float* src, float* dst);
+using CopyRun = std::string(size_t n, const float* src, float* dst);
 
-/// Which code path a variant takes for these pointers, e.g. "float4" or "float:
-/// src/dst misaligned".
-using CopyPath = std::string (*)(size_t n, const float* src, const float* dst);
-
-/// One row of lesson 02's table. Build it with copy_variant().
-struct CopyVariant {
-    std::string name;              ///< the --variant name, unique within the lesson
-    CopyLauncher run = nullptr;    ///< checks its input, then launches
-    const void* kernel = nullptr;  ///< the kernel run() launches, for the registers column
-    CopyPath path = nullptr;       ///< optional: which code path run() takes
-};
-
-/// A copy variant: its name, its launcher, the kernel the launcher runs (its registers
-/// are reported) and, optionally, the function that names the path it takes.
-template <class Kernel>
-CopyVariant copy_variant(const std::string& name, CopyLauncher run, Kernel* kernel, CopyPath path = nullptr) {
-    CopyVariant v;
-    v.name = name;
-    v.run = run;
-    v.kernel = reinterpret_cast<const void*>(kernel);
-    v.path = path;
-    return v;
-}
+/// One way lesson 02 copies (see tut::Variant).
+using CopyVariant = Variant<CopyRun>;
 
 /// Index of the first element where two arrays differ bitwise, or -1 when equal.
 /// Bitwise, so a NaN from the poison never compares equal to anything.
@@ -278,33 +258,14 @@ inline long long first_gather_mismatch(int rows, const float* src, const std::ve
     return -1;
 }
 
-/// Computes tgt = src(:, indices) into dst (rows x count, column-major, device).
+/// Computes tgt = src(:, indices) into dst (rows x count, column-major, device) and
+/// returns the path it chose for this input, e.g. "__constant__" or "read-only cache:
+/// 20000 indices > 16384" (the table's path column), or "" when it has one path only.
 /// Throws Unsupported (before launching) for what require_gather refuses.
-using GatherLauncher = void (*)(const GatherInput& in, float* dst);
+using GatherRun = std::string(const GatherInput& in, float* dst);
 
-/// Which path a variant chooses at run time for this input, e.g. "__constant__" or
-/// "read-only cache: 20000 indices > 16384".
-using GatherPath = std::string (*)(const GatherInput& in, const float* dst);
-
-/// One row of a gather lesson's table. Build it with gather_variant().
-struct GatherVariant {
-    std::string name;              ///< the --variant name, unique within the lesson
-    GatherLauncher run = nullptr;  ///< checks its input, then launches
-    const void* kernel = nullptr;  ///< the kernel run() launches, for the registers column
-    GatherPath path = nullptr;     ///< optional: which path run() takes
-};
-
-/// A gather variant: its name, its launcher, the kernel the launcher runs (its
-/// registers are reported) and, optionally, the function that names the path it takes.
-template <class Kernel>
-GatherVariant gather_variant(const std::string& name, GatherLauncher run, Kernel* kernel, GatherPath path = nullptr) {
-    GatherVariant v;
-    v.name = name;
-    v.run = run;
-    v.kernel = reinterpret_cast<const void*>(kernel);
-    v.path = path;
-    return v;
-}
+/// One way lessons 03-06 gather (see tut::Variant).
+using GatherVariant = Variant<GatherRun>;
 
 /// How the lesson's default input picks its indices.
 enum class IndexOrder { Random, Sequential };
@@ -334,72 +295,6 @@ inline std::vector<int> make_indices(int count, int cols, IndexOrder order, uint
     return all;
 }
 
-// ---------------------------------------------------------------------------------
-// Driver plumbing shared by the lessons
-// ---------------------------------------------------------------------------------
-
-namespace detail {
-
-inline int kernel_registers(const void* kernel) {
-    if (!kernel) return -1;
-    cudaFuncAttributes attr{};
-    TUT_CUDA(cudaFuncGetAttributes(&attr, kernel));
-    return attr.numRegs;
-}
-
-inline std::string megabytes(double bytes) { return fmt("%.1f MB", bytes / 1e6); }
-
-/// Times cudaMemcpy D2D of `bytes` (L2 flushed before each repeat): the yardstick, GB/s.
-inline double memcpy_d2d_gbs(void* dst, const void* src, size_t bytes, const TimingOptions& timing) {
-    if (bytes == 0) return NAN;
-    Timing t = time_gpu([&] { TUT_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice)); }, timing);
-    return gbs(transfer_bytes_moved(Direction::DeviceToDevice, bytes), t.median_ms);
-}
-
-/// The results table of the copy and gather drivers: one row per variant (with its
-/// speedup over the row before it), then the cudaMemcpy yardstick's row.
-class VariantTable {
-  public:
-    void add(const std::string& name, const std::string& path, int regs, const Record& r, const std::string& verdict) {
-        table_.add_row({name, path, regs >= 0 ? std::to_string(regs) : "-", fmt("%.3f", r.time_ms), fmt("%.0f", r.value),
-                        percent(r.ratio_to_library()), percent(r.ratio_to_peak()),
-                        std::isfinite(previous_ms_) ? fmt("%.2fx", previous_ms_ / r.time_ms) : "-", verdict});
-        previous_ms_ = r.time_ms;
-    }
-    /// Adds the yardstick's row (when it was measured: `library_gbs` finite) and prints.
-    void print(double moved_bytes, double library_gbs, double dram_peak_gbs) {
-        if (std::isfinite(library_gbs))
-            table_.add_row({"cudaMemcpy D2D (yardstick)", "-", "-", fmt("%.3f", moved_bytes / (library_gbs * 1e9) * 1e3),
-                            fmt("%.0f", library_gbs), "100.0%", percent(library_gbs / dram_peak_gbs), "-", "-"});
-        table_.print();
-    }
-
-  private:
-    Table table_{{"variant", "path", "regs", "time ms", "GB/s", "% memcpy", "% DRAM peak", "speedup", "check"}};
-    double previous_ms_ = NAN;
-};
-
-}  // namespace detail
-
-// ---------------------------------------------------------------------------------
-// Lesson 01's driver: host <-> device and device <-> device transfers
-// ---------------------------------------------------------------------------------
-
-/// The names of the five transfers lesson 01 times, as --variant accepts them.
-struct TransferKind {
-    std::string name;  ///< e.g. "h2d-pinned"
-    Direction direction;
-    bool pinned;       ///< host side page-locked (meaningless for D2D)
-};
-
-inline std::vector<TransferKind> transfer_kinds() {
-    return {{"h2d-pageable", Direction::HostToDevice, false},
-            {"h2d-pinned", Direction::HostToDevice, true},
-            {"d2h-pageable", Direction::DeviceToHost, false},
-            {"d2h-pinned", Direction::DeviceToHost, true},
-            {"d2d", Direction::DeviceToDevice, false}};
-}
-
 }  // namespace tut::bandwidth
 
 namespace lesson {
@@ -408,18 +303,37 @@ void* allocate_pinned(size_t bytes);
 void free_pinned(void* p);
 /// Lesson 01: one cudaMemcpyAsync of `bytes` bytes in direction `d` on the default stream.
 void transfer(tut::bandwidth::Direction d, void* dst, const void* src, size_t bytes);
-/// Lesson 02: the copy kernels.
-std::vector<tut::bandwidth::CopyVariant> copy_variants();
-/// Lessons 03-06: the gather kernels.
-std::vector<tut::bandwidth::GatherVariant> gather_variants();
 }  // namespace lesson
 
 namespace tut::bandwidth {
 
+// ---------------------------------------------------------------------------------
+// Transfers (lesson 01): the kinds and buffers its checks use too; its table and
+// records are in its own harness
+// ---------------------------------------------------------------------------------
+
+/// One of lesson 01's five measurements, chosen with --variant as a variant is: one
+/// cudaMemcpyAsync (the lesson's transfer()) in a direction, from or to pageable or
+/// pinned host memory. Data rather than a tut::Variant: every kind runs the same call.
+struct TransferKind {
+    std::string name;  ///< e.g. "h2d-pinned"
+    Direction direction;
+    bool pinned;       ///< host side page-locked (meaningless for D2D)
+};
+
+/// The five kinds, in the table's order: each pageable kind is followed by its pinned one.
+inline std::vector<TransferKind> transfer_kinds() {
+    return {{"h2d-pageable", Direction::HostToDevice, false},
+            {"h2d-pinned", Direction::HostToDevice, true},
+            {"d2h-pageable", Direction::DeviceToHost, false},
+            {"d2h-pinned", Direction::DeviceToHost, true},
+            {"d2d", Direction::DeviceToDevice, false}};
+}
+
 /// Host memory from lesson::allocate_pinned, freed with lesson::free_pinned.
 class PinnedBuffer {
   public:
-    explicit PinnedBuffer(size_t bytes) : data_(lesson::allocate_pinned(bytes)), bytes_(bytes) {
+    explicit PinnedBuffer(size_t bytes) : data_(lesson::allocate_pinned(bytes)) {
         if (bytes && !data_) throw std::runtime_error("allocate_pinned returned null for " + std::to_string(bytes) + " bytes");
     }
     ~PinnedBuffer() {
@@ -428,11 +342,9 @@ class PinnedBuffer {
     PinnedBuffer(const PinnedBuffer&) = delete;
     PinnedBuffer& operator=(const PinnedBuffer&) = delete;
     unsigned char* get() { return static_cast<unsigned char*>(data_); }
-    size_t bytes() const { return bytes_; }
 
   private:
     void* data_ = nullptr;
-    size_t bytes_ = 0;
 };
 
 /// True when `p` is page-locked host memory the CUDA driver knows about
@@ -446,405 +358,188 @@ inline bool is_pinned(const void* p) {
     return attr.type == cudaMemoryTypeHost;
 }
 
-/// The main() of lesson 01: times the five transfers at each size, checks a round trip
-/// per size, prints GB/s per size and one record per transfer and size.
-///
-/// Yardsticks (the records' `library` field): pageable transfers are judged against
-/// pinned ones of the same direction and size (what page-locking buys); pinned and D2D
-/// transfers against themselves at the largest size of the run (how far a small
-/// transfer is from the asymptote: latency, not bandwidth). Peaks: the PCIe link's
-/// theoretical one-way rate for H2D and D2H, the theoretical DRAM rate for D2D.
-inline int transfers_main(int argc, char** argv, const LessonInfo& info) {
-    Cli cli(info.lesson, std::string(info.title) +
-                             "\nTimes cudaMemcpy host->device and device->host (pageable and pinned host memory) and "
-                             "device->device over a range of sizes. Replaces the bandwidthTest sample.");
-    std::vector<long long> sizes{4096, 65536, 1 << 20, 16 << 20, 256 << 20};
-    cli.add_int_list("sizes", &sizes, "transfer sizes in bytes, comma-separated", 1, 1LL << 34);
+// ==== Lesson harness: options, problem, results ====
+
+/// The options every lesson takes; a lesson with options of its own adds them to `cli`.
+struct Options {
+    Options(const LessonInfo& lesson, const std::string& what)
+        : cli(lesson.lesson, std::string(lesson.title) + "\n" + what), lesson(lesson) {}
+    /// Exits 0 on --help, 2 on bad input or an unknown --variant, 77 without a GPU.
+    void parse(int argc, char** argv, const std::vector<std::string>& variant_names) {
+        parse_lesson_options(cli, run, argc, argv, lesson, variant_names);
+    }
+    Cli cli;
+    LessonInfo lesson;
     RunOptions run;
-    add_run_options(cli, run);
-    cli.parse_or_exit(argc, argv);
-    finish_run_options(run);
-    const auto kinds = transfer_kinds();
-    if (!variant_is_known(info.lesson, run.variant, kinds)) return kUsageExitCode;
-    require_gpu(info.lesson);
+};
 
-    return guarded_main(info.lesson, [&] {
-        const DeviceFacts dev = device_facts();
-        print_device_banner(dev);
-        const double link_peak = host_link_peak_gbs(dev.device);
-        std::printf("Host link: %s\n", std::isfinite(link_peak)
-                                           ? fmt("PCIe %.1f GB/s per direction (theoretical, from sysfs)", link_peak).c_str()
-                                           : "unknown (no PCIe link information in sysfs)");
-        const size_t largest = static_cast<size_t>(*std::max_element(sizes.begin(), sizes.end()));
-        if (auto why = device_memory_shortfall(2 * largest); !why.empty())
-            throw Unsupported("transfers of " + std::to_string(largest) + " bytes " + why);
-
-        // Two buffers of each kind, so a round trip can be checked without overwriting its source.
-        std::vector<unsigned char> pageable_a(largest), pageable_b(largest);
-        PinnedBuffer pinned_a(largest), pinned_b(largest);
-        DeviceBuffer<unsigned char> device_a(largest), device_b(largest);
-        {
-            SplitMix64 rng(static_cast<uint64_t>(run.seed));
-            for (size_t i = 0; i < largest; i += 8) {
-                const uint64_t r = rng.next();
-                std::memcpy(&pageable_a[i], &r, std::min<size_t>(8, largest - i));
-            }
-            std::memcpy(pinned_a.get(), pageable_a.data(), largest);
-            std::memset(pageable_b.data(), 0, largest);  // touch every page before timing
-            std::memset(pinned_b.get(), 0, largest);
-        }
-        std::printf("pinned host buffers page-locked: %s\n", is_pinned(pinned_a.get()) ? "yes" : "NO (pageable memory)");
-
-        // H2D reads host buffer a into device b; D2H reads device a into host buffer b; D2D device a into b.
-        auto source_of = [&](const TransferKind& k) -> const void* {
-            if (k.direction != Direction::HostToDevice) return device_a.get();
-            return k.pinned ? pinned_a.get() : pageable_a.data();
-        };
-        auto target_of = [&](const TransferKind& k) -> void* {
-            if (k.direction != Direction::DeviceToHost) return device_b.get();
-            return k.pinned ? pinned_b.get() : pageable_b.data();
-        };
-
-        struct Measured {
-            double gbs = NAN, ms = NAN;
-        };
-        std::vector<std::vector<Measured>> measured(sizes.size(), std::vector<Measured>(kinds.size()));
-        std::vector<std::string> verdicts(sizes.size(), "skipped");
-        bool all_ok = true;
-        for (size_t s = 0; s < sizes.size(); ++s) {
-            const size_t bytes = static_cast<size_t>(sizes[s]);
-            if (run.check()) {
-                // pageable -> device -> device -> pinned, and pinned -> device -> pageable: exact.
-                // Both device buffers are poisoned (0xFF) before each chain: either may already
-                // hold the source's bytes (from the first chain, or a smaller size's timing), and
-                // a transfer that wrote nothing would then pass. The memsets go before the
-                // copies on the same (default) stream, outside any timing.
-                auto poison_device = [&] {
-                    TUT_CUDA(cudaMemset(device_a.get(), 0xFF, bytes));
-                    TUT_CUDA(cudaMemset(device_b.get(), 0xFF, bytes));
-                };
-                std::memset(pinned_b.get(), 0, bytes);
-                std::memset(pageable_b.data(), 0, bytes);
-                poison_device();
-                lesson::transfer(Direction::HostToDevice, device_a.get(), pageable_a.data(), bytes);
-                lesson::transfer(Direction::DeviceToDevice, device_b.get(), device_a.get(), bytes);
-                lesson::transfer(Direction::DeviceToHost, pinned_b.get(), device_b.get(), bytes);
-                TUT_CUDA(cudaDeviceSynchronize());
-                bool ok = std::memcmp(pinned_b.get(), pageable_a.data(), bytes) == 0;
-                poison_device();
-                lesson::transfer(Direction::HostToDevice, device_b.get(), pinned_a.get(), bytes);
-                lesson::transfer(Direction::DeviceToHost, pageable_b.data(), device_b.get(), bytes);
-                TUT_CUDA(cudaDeviceSynchronize());
-                ok = ok && std::memcmp(pageable_b.data(), pageable_a.data(), bytes) == 0;
-                verdicts[s] = ok ? "ok" : "FAILED";
-                if (!ok) {
-                    all_ok = false;
-                    std::fprintf(stderr, "%s: a round trip of %zu bytes came back different\n", info.lesson, bytes);
-                }
-            }
-            for (size_t k = 0; k < kinds.size(); ++k) {
-                if (!run.variant.empty() && kinds[k].name != run.variant) continue;
-                const bool device_side = kinds[k].direction == Direction::DeviceToDevice;
-                const TimingOptions timing{run.warmup, run.repeats, device_side};  // flush L2 for D2D only
-                NvtxRange range(std::string(info.track) + "/" + info.lesson + "/" + kinds[k].name + "/" +
-                                std::to_string(bytes));
-                const void* from = source_of(kinds[k]);
-                void* to = target_of(kinds[k]);
-                Timing t = time_gpu([&] { lesson::transfer(kinds[k].direction, to, from, bytes); }, timing);
-                measured[s][k] = {gbs(transfer_bytes_moved(kinds[k].direction, bytes), t.median_ms), t.median_ms};
-            }
-        }
-
-        std::printf("\n%s/%s: %s  (GB/s = 1e9 bytes/s; D2D counts read + write; median of %d runs)\n", info.track,
-                    info.lesson, info.title, run.repeats);
-        std::vector<std::string> header{"bytes"};
-        for (auto& k : kinds) header.push_back(k.name);
-        header.push_back("pinned/pageable H2D");
-        header.push_back("check");
-        Table table(header);
-        const size_t last = static_cast<size_t>(std::max_element(sizes.begin(), sizes.end()) - sizes.begin());
-        for (size_t s = 0; s < sizes.size(); ++s) {
-            std::vector<std::string> row{std::to_string(sizes[s])};
-            for (size_t k = 0; k < kinds.size(); ++k)
-                row.push_back(std::isfinite(measured[s][k].gbs) ? fmt("%.2f", measured[s][k].gbs) : "-");
-            const double gain = measured[s][1].gbs / measured[s][0].gbs;
-            row.push_back(std::isfinite(gain) ? fmt("%.2fx", gain) : "-");
-            row.push_back(verdicts[s]);
-            table.add_row(row);
-
-            for (size_t k = 0; k < kinds.size(); ++k) {
-                if (!std::isfinite(measured[s][k].gbs)) continue;
-                const TransferKind& kind = kinds[k];
-                Record r;
-                r.track = info.track;
-                r.lesson = info.lesson;
-                r.variant = kind.name;
-                r.size = std::to_string(sizes[s]);
-                r.value = measured[s][k].gbs;
-                r.unit = "GB/s";
-                r.time_ms = measured[s][k].ms;
-                if (kind.direction != Direction::DeviceToDevice && !kind.pinned) {
-                    r.library = "cudaMemcpy from/to pinned memory, same direction and size";
-                    r.library_value = measured[s][k + 1].gbs;  // the pinned kind follows its pageable one
-                } else {
-                    r.library = "the same transfer at " + std::to_string(sizes[last]) + " bytes (the asymptote)";
-                    r.library_value = measured[last][k].gbs;
-                }
-                if (kind.direction == Direction::DeviceToDevice) {
-                    r.peak = "theoretical DRAM bandwidth (read + write)";
-                    r.peak_value = dev.dram_peak_gbs;
-                } else {
-                    r.peak = "theoretical PCIe bandwidth, one direction";
-                    r.peak_value = link_peak;
-                }
-                r.checked = run.check() && verdicts[s] == "ok";
-                r.extra.add("bytes", static_cast<long long>(sizes[s]))
-                    .add("bytes_moved", transfer_bytes_moved(kind.direction, static_cast<size_t>(sizes[s])))
-                    .add("pinned_is_page_locked", is_pinned(pinned_a.get()));
-                append_record(info.lesson, run.json, r);
-            }
-        }
-        table.print();
-        std::printf("\nAt %lld bytes:", sizes[last]);
-        for (size_t k = 0; k < kinds.size(); ++k) {
-            const double peak = kinds[k].direction == Direction::DeviceToDevice ? dev.dram_peak_gbs : link_peak;
-            if (std::isfinite(measured[last][k].gbs))
-                std::printf(" %s %s of %s;", kinds[k].name.c_str(), percent(measured[last][k].gbs / peak).c_str(),
-                            kinds[k].direction == Direction::DeviceToDevice ? "DRAM peak" : "PCIe peak");
-        }
-        std::printf("\n");
-        return all_ok ? 0 : 1;
-    });
-}
-
-// ---------------------------------------------------------------------------------
-// Lesson 02's driver: copy kernels against cudaMemcpy D2D
-// ---------------------------------------------------------------------------------
-
-/// The main() of lesson 02: checks and times every copy variant on n floats and prints
-/// each beside cudaMemcpy D2D of the same bytes and the theoretical DRAM bandwidth.
-inline int copy_main(int argc, char** argv, const LessonInfo& info, const std::vector<CopyVariant>& variants,
-                     long long default_n = 1LL << 27) {
-    Cli cli(info.lesson, std::string(info.title) + "\nCopies N floats device to device with each kernel.");
-    long long n = default_n;
-    cli.add_int("n", &n, "number of floats to copy (default: 512 MiB, many times any L2)", 1,
-                static_cast<long long>(kMaxCopyElements));
-    RunOptions run;
-    add_run_options(cli, run);
-    cli.parse_or_exit(argc, argv);
-    finish_run_options(run);
-    if (!variant_is_known(info.lesson, run.variant, variants)) return kUsageExitCode;
-    require_gpu(info.lesson);
-
-    return guarded_main(info.lesson, [&] {
-        const DeviceFacts dev = device_facts();
-        print_device_banner(dev);
-        const size_t count = static_cast<size_t>(n);
-        if (auto why = device_memory_shortfall(2 * count * sizeof(float)); !why.empty())
-            throw Unsupported("N = " + std::to_string(n) + " " + why);
-        const std::vector<float> host = random_vector<float>(count, static_cast<uint64_t>(run.seed));
-        DeviceBuffer<float> src(host), dst(count);
-        const TimingOptions timing{run.warmup, run.repeats, true};
-        const double moved = copy_bytes_moved(count);
-
-        double library = NAN;
-        if (!run.profile) {
-            NvtxRange range(std::string(info.track) + "/" + info.lesson + "/cudaMemcpy");
-            library = detail::memcpy_d2d_gbs(dst.get(), src.get(), count * sizeof(float), timing);
-        }
-        std::printf("\n%s/%s: %s  (N = %lld floats, %s moved = %.1fx L2, median of %d runs, L2 flushed)\n", info.track,
-                    info.lesson, info.title, n, detail::megabytes(moved).c_str(), moved / double(dev.l2_bytes),
-                    run.repeats);
-        detail::VariantTable table;
-        bool all_ok = true;
-        for (const CopyVariant& v : variants) {
-            if (!run.variant.empty() && v.name != run.variant) continue;
-            std::string verdict = "skipped";
-            if (run.check()) {
-                dst.poison();
-                v.run(count, src.get(), dst.get());
-                TUT_CUDA(cudaDeviceSynchronize());
-                const std::vector<float> got = dst.download();
-                const long long bad = first_difference(got.data(), host.data(), count);
-                verdict = bad < 0 ? "ok" : "FAILED";
-                if (bad >= 0) {
-                    all_ok = false;
-                    std::fprintf(stderr, "%s [%s]: element %lld is %g, expected %g\n", info.lesson, v.name.c_str(), bad,
-                                 double(got[static_cast<size_t>(bad)]), double(host[static_cast<size_t>(bad)]));
-                }
-            }
-            Timing t;
-            {
-                NvtxRange range(std::string(info.track) + "/" + info.lesson + "/" + v.name);
-                t = time_gpu([&] { v.run(count, src.get(), dst.get()); }, timing);
-            }
-            const std::string path = v.path ? v.path(count, src.get(), dst.get()) : "-";
-            const int regs = detail::kernel_registers(v.kernel);
-            Record r;
-            r.track = info.track;
-            r.lesson = info.lesson;
-            r.variant = v.name;
-            r.size = std::to_string(n);
-            r.value = gbs(moved, t.median_ms);
-            r.unit = "GB/s";
-            r.time_ms = t.median_ms;
-            r.library = "cudaMemcpy D2D, same bytes";
-            r.library_value = library;
-            r.peak = "theoretical DRAM bandwidth";
-            r.peak_value = dev.dram_peak_gbs;
-            r.checked = run.check() && verdict == "ok";
-            r.extra.add("floats", n).add("bytes_moved", moved).add("path", path).add("registers", regs).add("check",
-                                                                                                            verdict);
-            table.add(v.name, path, regs, r, verdict);
-            append_record(info.lesson, run.json, r);
-        }
-        table.print(moved, library, dev.dram_peak_gbs);
-        return all_ok ? 0 : 1;
-    });
-}
-
-// ---------------------------------------------------------------------------------
-// Lessons 03-06's driver: the column gather against cudaMemcpy D2D
-// ---------------------------------------------------------------------------------
-
-/// Default gather size: 10000 rows x 32768 columns (1.3 GB), 16384 random columns
-/// extracted (all fit lesson 05's __constant__ array): 1.3 GB moved, 20+ times L2.
+/// A gather's size; the default (10000 x 32768 floats, 16384 random columns) moves 1.3 GB.
 struct GatherSize {
-    int rows = 10000;
-    int cols = 32768;
-    int count = 16384;
+    int rows = 10000, cols = 32768, count = 16384;
     IndexOrder order = IndexOrder::Random;
 };
 
-/// The classic question's size: 1000 x 20000, columns 0..9999 (80 MB moved).
-inline GatherSize classic_gather_size() { return {1000, 20000, 10000, IndexOrder::Sequential}; }
+/// The gather lessons' command line: --rows, --cols, --count, --order, --classic.
+struct GatherOptions : Options {
+    explicit GatherOptions(const LessonInfo& lesson)
+        : Options(lesson, "Extracts columns: tgt = src(:, indices), src a rows x cols column-major float matrix.") {
+        cli.add_int("rows", &size.rows, "rows of the source (and target) matrix", 1, kMaxGatherElements);
+        cli.add_int("cols", &size.cols, "columns of the source matrix", 1, kMaxGatherElements);
+        cli.add_int("count", &size.count, "columns to extract", 1, kMaxGatherElements);
+        cli.add_string("order", &order, "indices: random (distinct while count <= cols) or sequential (0..count-1)",
+                       {"random", "sequential"});
+        cli.add_flag("classic", &classic,
+                     "the classic question's size: 1000 x 20000, columns 0..9999 (overrides the above)");
+    }
+    /// As Options::parse, with --classic, --order and the size limits (exit 2).
+    void parse(int argc, char** argv, const std::vector<std::string>& variant_names) {
+        parse_lesson_options(cli, run, argc, argv, lesson, variant_names, [this] {
+            if (classic)
+                size = {1000, 20000, 10000, IndexOrder::Sequential};  // 80 MB moved
+            else
+                size.order = order == "sequential" ? IndexOrder::Sequential : IndexOrder::Random;
+            if (static_cast<long long>(size.rows) * size.cols > kMaxGatherElements ||
+                static_cast<long long>(size.rows) * size.count > kMaxGatherElements)
+                throw UsageError("rows x cols and rows x count must be at most 2^30 = 1073741824 elements");
+            if (size.order == IndexOrder::Sequential && size.count > size.cols)
+                throw UsageError("--order sequential needs --count <= --cols (indices 0..count-1)");
+        });
+    }
 
-/// The main() of lessons 03-06: builds a random source and the indices, checks every
-/// variant against src(:, indices) exactly, times it and prints it beside cudaMemcpy
-/// D2D of the same bytes and the theoretical DRAM bandwidth.
-inline int gather_main(int argc, char** argv, const LessonInfo& info, const std::vector<GatherVariant>& variants) {
-    Cli cli(info.lesson, std::string(info.title) +
-                             "\nExtracts columns: tgt = src(:, indices), src a rows x cols column-major float matrix.");
     GatherSize size;
     std::string order = "random";
     bool classic = false;
-    cli.add_int("rows", &size.rows, "rows of the source (and target) matrix", 1, kMaxGatherElements);
-    cli.add_int("cols", &size.cols, "columns of the source matrix", 1, kMaxGatherElements);
-    cli.add_int("count", &size.count, "columns to extract", 1, kMaxGatherElements);
-    cli.add_string("order", &order, "indices: random (distinct while count <= cols) or sequential (0..count-1)",
-                   {"random", "sequential"});
-    cli.add_flag("classic", &classic, "the classic question's size: 1000 x 20000, columns 0..9999 (overrides the above)");
-    RunOptions run;
-    add_run_options(cli, run);
-    cli.parse_or_exit(argc, argv);
-    finish_run_options(run);
-    if (classic) {
-        size = classic_gather_size();
-    } else {
-        size.order = order == "sequential" ? IndexOrder::Sequential : IndexOrder::Random;
-    }
-    try {
-        if (static_cast<long long>(size.rows) * size.cols > kMaxGatherElements ||
-            static_cast<long long>(size.rows) * size.count > kMaxGatherElements)
-            throw UsageError("rows x cols and rows x count must be at most 2^30 = 1073741824 elements");
-        if (size.order == IndexOrder::Sequential && size.count > size.cols)
-            throw UsageError("--order sequential needs --count <= --cols (indices 0..count-1)");
-    } catch (const UsageError& e) {
-        std::fprintf(stderr, "%s: error: %s\n\n%s", info.lesson, e.what(), cli.usage().c_str());
-        return kUsageExitCode;
-    }
-    if (!variant_is_known(info.lesson, run.variant, variants)) return kUsageExitCode;
-    require_gpu(info.lesson);
+};
 
-    return guarded_main(info.lesson, [&] {
-        const DeviceFacts dev = device_facts();
-        print_device_banner(dev);
+/// Lessons 02-06 time with L2 flushed before every repeat: the bytes come from DRAM.
+inline constexpr TimingOptions kFlushL2{3, 20, true, false};
+
+/// What lessons 02-06 share: a run moves `moved` bytes into the target, judged against
+/// cudaMemcpy D2D of the same bytes in the same run and the theoretical DRAM bandwidth.
+class AgainstMemcpy {
+  public:
+    /// Prints the problem's title and returns the lesson's table.
+    Table table() const {
+        const LessonInfo& l = bench_.lesson();
+        std::printf("\n%s/%s: %s%s", l.track, l.lesson, l.title, about_.c_str());
+        return Table({"variant", "path", "regs", "time ms", "GB/s", "% memcpy", "% DRAM peak", "speedup", "check"});
+    }
+    /// The yardstick's row ("-" throughout under --profile, which does not run it).
+    std::vector<std::string> library_row() const {
+        if (!std::isfinite(library_gbs_)) return {"cudaMemcpy D2D (yardstick)", "-", "-", "-", "-", "-", "-", "-", "-"};
+        return {"cudaMemcpy D2D (yardstick)", "-", "-", fmt("%.3f", moved_ / (library_gbs_ * 1e9) * 1e3),
+                fmt("%.0f", library_gbs_), "100.0%", percent(library_gbs_ / bench_.device().dram_peak_gbs), "-", "-"};
+    }
+
+  protected:
+    AgainstMemcpy(Bench& bench, double moved) : bench_(bench), moved_(moved) {}
+
+    /// Times cudaMemcpy D2D from `src` to the target as the variants are (not under --profile).
+    void time_memcpy(const float* src) {
+        if (bench_.run().profile) return;
+        auto copy = [&] {
+            TUT_CUDA(cudaMemcpyAsync(dst_.get(), src, dst_.size() * sizeof(float), cudaMemcpyDeviceToDevice));
+        };
+        library_gbs_ = gbs(moved_, bench_.time("cudaMemcpy", copy, kFlushL2).median_ms);
+    }
+    /// One run of `run` (which returns its path) on the poisoned target; what the target holds.
+    template <class Run>
+    std::vector<float> run_poisoned(Run&& run) {
+        dst_.poison();
+        path_ = run();
+        TUT_CUDA(cudaDeviceSynchronize());
+        return dst_.download();
+    }
+    /// `v`'s record (`extra` holds the problem's own fields, first) and table row.
+    template <class V>
+    Result result_of(const V& v, const Timing& t, const Verdict& verdict, const std::string& size, JsonObject extra) {
+        const std::string path = path_.empty() ? "-" : path_;
+        path_.clear();
+        const int regs = resources_of(v.kernel).registers;
+        Result out;
+        Record& r = out.record;
+        r.variant = v.name;
+        r.size = size;
+        r.value = gbs(moved_, t.median_ms);
+        r.unit = "GB/s";
+        r.time_ms = t.median_ms;
+        r.library = "cudaMemcpy D2D, same bytes";
+        r.library_value = library_gbs_;
+        r.peak = "theoretical DRAM bandwidth";
+        r.peak_value = bench_.device().dram_peak_gbs;
+        r.checked = verdict.passed();
+        r.extra = std::move(extra);
+        r.extra.add("bytes_moved", moved_).add("path", path).add("registers", regs).add("check", verdict.cell);
+        out.row = {v.name, path, regs >= 0 ? std::to_string(regs) : "-", fmt("%.3f", t.median_ms), fmt("%.0f", r.value),
+                   percent(r.ratio_to_library()), percent(r.ratio_to_peak()),
+                   std::isfinite(previous_ms_) ? fmt("%.2fx", previous_ms_ / t.median_ms) : "-", verdict.cell};
+        previous_ms_ = t.median_ms;
+        return out;
+    }
+
+    Bench& bench_;
+    double moved_;
+    DeviceBuffer<float> dst_;  ///< the target, allocated by the problem once it fits
+    std::string path_;         ///< what the variant's run last reported
+    std::string about_;        ///< the problem's size, after the title
+    double library_gbs_ = NAN, previous_ms_ = NAN;
+};
+
+/// One gather as lessons 03-06 measure it, beside cudaMemcpy D2D of the same bytes (from
+/// copies of the source end to end when the gather reads more than it holds).
+class GatherProblem : public AgainstMemcpy {
+  public:
+    GatherProblem(Bench& bench, const GatherSize& size)
+        : AgainstMemcpy(bench, gather_bytes_moved(size.rows, size.count)), size_(size) {
         const size_t src_count = static_cast<size_t>(size.rows) * size.cols;
         const size_t dst_count = static_cast<size_t>(size.rows) * size.count;
         const bool needs_yard = size.count > size.cols;  // then src is smaller than the bytes moved
         if (auto why = device_memory_shortfall((src_count + dst_count * (needs_yard ? 2 : 1)) * sizeof(float));
             !why.empty())
             throw Unsupported("this size " + why);
+        host_src_ = random_vector<float>(src_count, static_cast<uint64_t>(bench.run().seed));
+        host_idx_ = make_indices(size.count, size.cols, size.order, static_cast<uint64_t>(bench.run().seed) + 1);
+        src_ = DeviceBuffer<float>(host_src_);
+        dst_ = DeviceBuffer<float>(dst_count);
+        idx_ = DeviceBuffer<int>(host_idx_);
+        in_ = make_gather_input(size.rows, size.cols, src_.get(), host_idx_, idx_.get());
+        DeviceBuffer<float> yard(needs_yard && !bench.run().profile ? dst_count : 0);  // --profile times no yardstick
+        for (size_t done = 0; done < yard.size(); done += src_count)
+            TUT_CUDA(cudaMemcpy(yard.get() + done, src_.get(), std::min(src_count, dst_count - done) * sizeof(float),
+                                cudaMemcpyDeviceToDevice));
+        time_memcpy(needs_yard ? yard.get() : src_.get());
+        about_ = fmt("\n  src %d x %d column-major float, %d %s indices; %.1f MB moved (read + write) = %.1fx L2; "
+                     "median of %d runs, L2 flushed\n",
+                     size.rows, size.cols, size.count,
+                     size.order == IndexOrder::Random ? "random" : "sequential (0..count-1)", moved_ / 1e6,
+                     moved_ / double(bench.device().l2_bytes), bench.run().repeats);
+    }
+    /// Runs `run` once on a poisoned target and requires exactly src(:, indices).
+    Verdict check(const std::function<GatherRun>& run) {
+        const std::vector<float> got = run_poisoned([&] { return run(in_, dst_.get()); });
+        const long long bad = first_gather_mismatch(size_.rows, host_src_.data(), host_idx_, got.data());
+        if (bad < 0) return passed("ok");
+        return failed(
+            fmt("first wrong element: row %lld of extracted column %lld", bad % size_.rows, bad / size_.rows));
+    }
+    /// Runs `run` once (what the bench times).
+    void run(const std::function<GatherRun>& run) { path_ = run(in_, dst_.get()); }
 
-        const std::vector<float> host_src = random_vector<float>(src_count, static_cast<uint64_t>(run.seed));
-        const std::vector<int> host_idx =
-            make_indices(size.count, size.cols, size.order, static_cast<uint64_t>(run.seed) + 1);
-        DeviceBuffer<float> src(host_src), dst(dst_count);
-        DeviceBuffer<int> idx(host_idx);
-        const GatherInput in = make_gather_input(size.rows, size.cols, src.get(), host_idx, idx.get());
-        const TimingOptions timing{run.warmup, run.repeats, true};
-        const double moved = gather_bytes_moved(size.rows, size.count);
+    /// GB/s beside cudaMemcpy's and the DRAM peak; the path taken, the registers.
+    Result result(const GatherVariant& v, const Timing& t, const Verdict& verdict) {
+        const char* order = size_.order == IndexOrder::Random ? "random" : "sequential";
+        JsonObject extra;
+        extra.add("rows", size_.rows).add("cols", size_.cols).add("count", size_.count).add("order", order);
+        return result_of(v, t, verdict, fmt("%dx%d->%d %s", size_.rows, size_.cols, size_.count, order), extra);
+    }
 
-        double library = NAN;
-        if (!run.profile) {
-            // cudaMemcpy D2D of the same bytes; from src itself unless the gather reads more than src holds.
-            DeviceBuffer<float> yard(needs_yard ? dst_count : 0);
-            for (size_t done = 0; needs_yard && done < dst_count; done += src_count)
-                TUT_CUDA(cudaMemcpy(yard.get() + done, src.get(), std::min(src_count, dst_count - done) * sizeof(float),
-                                    cudaMemcpyDeviceToDevice));
-            NvtxRange range(std::string(info.track) + "/" + info.lesson + "/cudaMemcpy");
-            library = detail::memcpy_d2d_gbs(dst.get(), needs_yard ? yard.get() : src.get(), dst_count * sizeof(float),
-                                             timing);
-        }
-        const std::string size_text = fmt("%dx%d->%d %s", size.rows, size.cols, size.count,
-                                          size.order == IndexOrder::Random ? "random" : "sequential");
-        std::printf("\n%s/%s: %s\n  src %d x %d column-major float, %d %s indices; %s moved (read + write) = %.1fx L2; "
-                    "median of %d runs, L2 flushed\n",
-                    info.track, info.lesson, info.title, size.rows, size.cols, size.count,
-                    size.order == IndexOrder::Random ? "random" : "sequential (0..count-1)",
-                    detail::megabytes(moved).c_str(), moved / double(dev.l2_bytes), run.repeats);
-        detail::VariantTable table;
-        bool all_ok = true;
-        for (const GatherVariant& v : variants) {
-            if (!run.variant.empty() && v.name != run.variant) continue;
-            std::string verdict = "skipped";
-            if (run.check()) {
-                dst.poison();
-                v.run(in, dst.get());
-                TUT_CUDA(cudaDeviceSynchronize());
-                const std::vector<float> got = dst.download();
-                const long long bad = first_gather_mismatch(size.rows, host_src.data(), host_idx, got.data());
-                verdict = bad < 0 ? "ok" : "FAILED";
-                if (bad >= 0) {
-                    all_ok = false;
-                    std::fprintf(stderr, "%s [%s]: first wrong element: row %lld of extracted column %lld\n",
-                                 info.lesson, v.name.c_str(), bad % size.rows, bad / size.rows);
-                }
-            }
-            Timing t;
-            {
-                NvtxRange range(std::string(info.track) + "/" + info.lesson + "/" + v.name);
-                t = time_gpu([&] { v.run(in, dst.get()); }, timing);
-            }
-            const std::string path = v.path ? v.path(in, dst.get()) : "-";
-            const int regs = detail::kernel_registers(v.kernel);
-            Record r;
-            r.track = info.track;
-            r.lesson = info.lesson;
-            r.variant = v.name;
-            r.size = size_text;
-            r.value = gbs(moved, t.median_ms);
-            r.unit = "GB/s";
-            r.time_ms = t.median_ms;
-            r.library = "cudaMemcpy D2D, same bytes";
-            r.library_value = library;
-            r.peak = "theoretical DRAM bandwidth";
-            r.peak_value = dev.dram_peak_gbs;
-            r.checked = run.check() && verdict == "ok";
-            r.extra.add("rows", size.rows)
-                .add("cols", size.cols)
-                .add("count", size.count)
-                .add("order", size.order == IndexOrder::Random ? "random" : "sequential")
-                .add("bytes_moved", moved)
-                .add("path", path)
-                .add("registers", regs)
-                .add("check", verdict);
-            table.add(v.name, path, regs, r, verdict);
-            append_record(info.lesson, run.json, r);
-        }
-        table.print(moved, library, dev.dram_peak_gbs);
-        return all_ok ? 0 : 1;
-    });
-}
+  private:
+    GatherSize size_;
+    std::vector<float> host_src_;
+    std::vector<int> host_idx_;
+    DeviceBuffer<float> src_;
+    DeviceBuffer<int> idx_;
+    GatherInput in_;
+};
 
 }  // namespace tut::bandwidth

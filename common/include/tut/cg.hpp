@@ -1,15 +1,16 @@
 /// @file cg.hpp
-/// @brief The CG track's shared plumbing: the problems, the solver interface, the
-/// cuSPARSE SpMV wrapper, and the driver every CG lesson's main() calls.
+/// @brief The CG track's problem description: the solver interface, the cuSPARSE SpMV
+/// wrapper, the check of a solve, and the problem a lesson measures (tut::cg::Problem).
 ///
 /// The host-side pieces (CSR type, generators, Matrix Market reader, double-precision
 /// reference, bandwidth floor) are in cg_matrix.hpp, included here.
 ///
-/// A lesson exposes one or more tut::cg::Variant: a name and a factory that, given the
-/// matrix (host and device copies) and the options, builds a Solver. Building does all
+/// A lesson's variant (tut::cg::Variant) is a name and a function that, given the matrix
+/// (host and device copies) and the solve's options, builds a Solver. Building does all
 /// set-up (handles, buffers, the Jacobi diagonal, graphs) and throws tut::Unsupported,
 /// before launching anything, for a matrix the lesson cannot solve. Solver::solve(b, x)
-/// then solves A x = b from x = 0 and returns how it ended; it is what the driver times.
+/// then solves A x = b from x = 0 and returns how it ended; it is what a lesson times.
+/// Each lesson's main() shows its own check-then-time loop over the problems and variants.
 ///
 /// The problems (see cg_matrix.hpp for the generator):
 /// - default: diffusion27 on 10 x 10 x 400, 40 000 rows, 939 232 nonzeros;
@@ -19,6 +20,7 @@
 /// The right-hand side is b = A x* with x* uniform in [0, 1) (see make_rhs()).
 #pragma once
 
+#include "bench.hpp"
 #include "buffer.hpp"
 #include "cg_matrix.hpp"
 #include "check.hpp"
@@ -32,8 +34,7 @@
 #include "shared_times.hpp"
 #include "timer.hpp"
 
-#include <chrono>
-#include <climits>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -58,6 +59,13 @@ inline std::vector<float> make_rhs(const Csr& A, uint64_t seed) {
     std::vector<double> ax(size_t(A.rows));
     spmv_cpu(A, xs.data(), ax.data());
     return std::vector<float>(ax.begin(), ax.end());
+}
+
+/// The matrix of a problem (see the file comment): "default", "large", or a Matrix Market file.
+inline Csr load_matrix(const std::string& name) {
+    if (name == "default") return default_matrix();
+    if (name == "large") return large_matrix();
+    return read_matrix_market_file(name);
 }
 
 /// The most rows, and the most nonzeros, the track's solvers take: 2^30, about 500 times
@@ -179,33 +187,27 @@ class Solver {
     virtual bool spmv_once() { return false; }
 };
 
-/// Builds a solver for A (host copy, for checks such as the diagonal; device copy, to use).
-using Factory = std::function<std::unique_ptr<Solver>(const Csr&, const DeviceMatrix&, const SolveOptions&)>;
+/// Builds a solver for A (host copy, for checks such as the diagonal; device copy, to use);
+/// throws tut::Unsupported, before launching anything, for a matrix it cannot solve.
+using Make = std::unique_ptr<Solver>(const Csr& A, const DeviceMatrix& dA, const SolveOptions& opt);
 
-/// One variant of a lesson. Lessons set the fields by name:
+/// One way of solving that a lesson checks and times (see tut::Variant):
 ///
-///     tut::cg::Variant v;
-///     v.name = "fused";
-///     v.make = make_fused;          // builds the solver for a matrix
-///     v.uses_check_every = true;    // looks at the residual only every --check-every iterations
-struct Variant {
-    std::string name;               ///< short, lowercase: the table's row and --variant's value
-    Factory make;
-    bool preconditioned = true;     ///< Jacobi PCG (lessons 2..9) or plain CG (lesson 1)
-    bool uses_check_every = false;  ///< the residual is looked at every k iterations (lessons 3-6)
-};
+///     tut::cg::Variant{"fused", make_fused}
+using Variant = tut::Variant<Make>;
 
-/// What a lesson may add to the driver; both are optional.
-struct LessonExtras {
-    /// Adds the lesson's own options to the command line. Their values live in the
-    /// lesson's main(), which hands them (by reference) to this and to its variants'
-    /// factories; the driver parses them before it builds any solver.
-    std::function<void(Cli&)> add_options;
-    /// Runs once after the GPU check, before any problem is built: exits with
-    /// kSkipExitCode and a message when this GPU or driver lacks what the lesson needs, or
-    /// prints a note about what the lesson will leave out on it.
-    std::function<void(const char* program)> check_device;
-};
+/// What a lesson's solvers compute: plain CG (lesson 01, as NVIDIA's sample) or Jacobi PCG
+/// (lessons 02 on). The bandwidth floor counts one more vector for z = D^-1 r.
+enum class Preconditioner { none, jacobi };
+
+}  // namespace tut::cg
+
+namespace lesson {
+/// Defined by each CG lesson (lessons/cg/*/ and solutions/cg/*/); the checks call it.
+std::vector<tut::cg::Variant> variants();
+}  // namespace lesson
+
+namespace tut::cg {
 
 /// y = A x with cuSPARSE's generic SpMV API (cusparseSpMV), the only CSR SpMV left since
 /// the legacy cusparseScsrmv was removed in CUDA 11. Descriptors are created once for a
@@ -309,296 +311,195 @@ inline SolveCheck check_solution(const Csr& A, const std::vector<float>& b, cons
     return c;
 }
 
-// ---------------------------------------------------------------------------------------
-// The results other runs left: Eigen's time and lesson 1's, for the speedup columns
-// ---------------------------------------------------------------------------------------
 
-/// The tour passes the same `--share FILE` to every CG program (tut/shared_times.hpp):
-/// 00_launch_queue starts the file, 00_eigen_baseline adds Eigen's time, each lesson adds
-/// its own, and later lessons read Eigen's and lesson 1's from it.
-using tut::append_shared_time;
-using tut::read_shared_time;
-using tut::SharedTime;
+// ==== Lesson harness: options, problem, results ====
 
-/// Identifies a problem across programs: matrix, tolerance and right-hand-side seed.
+/// A problem's name in the --share file: matrix, tolerance and right-hand-side seed.
 inline std::string problem_key(const Csr& A, double tol, long long seed) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, " tol=%g seed=%lld", tol, seed);
-    return A.label + buf;
+    return A.label + fmt(" tol=%g seed=%lld", tol, seed);
 }
 
 inline std::string size_text(const Csr& A) {
     return A.label + " (" + std::to_string(A.rows) + " rows, " + std::to_string(A.nnz()) + " nnz)";
 }
 
-// ---------------------------------------------------------------------------------------
-// Options shared by the lessons and the Eigen baseline
-// ---------------------------------------------------------------------------------------
-
+/// The options the lessons share with the Eigen baseline (common/checks/cg/eigen_baseline.cpp).
 struct ProblemOptions {
     std::string problem = "default";  ///< default | large | both
     std::string matrix;               ///< a Matrix Market file instead
     double tolerance = 1e-6;
     int max_iterations = 10000;
-    int check_every = 20;
     std::string share;
 };
 
-inline void add_problem_options(Cli& cli, ProblemOptions& p, bool with_check_every) {
+inline void add_problem_options(Cli& cli, ProblemOptions& p) {
     cli.add_string("problem", &p.problem,
                    "default: 10x10x400 diffusion (40 000 rows); large: 128^3 (2.1 M rows); both", {"default", "large", "both"});
     cli.add_string("matrix", &p.matrix, "solve this symmetric Matrix Market file instead (e.g. bcsstk36.mtx)");
     cli.add_real("tol", &p.tolerance, "stop when ||r|| <= tol ||b||", 1e-12, 0.5);
     cli.add_int("max-iter", &p.max_iterations, "iteration limit", 1, 1000000);
-    if (with_check_every) cli.add_int("check-every", &p.check_every, "look at the residual every k iterations", 1, 100000);
     cli.add_string("share", &p.share, "file shared with the other CG programs of a tour run (Eigen's and lesson 1's times)");
 }
 
-/// The problems to run, in order. A Matrix Market file is read here (before any GPU
-/// call), so a bad file is a usage error (exit 2) with the line it is on.
-struct ProblemSource {
-    std::string name;  ///< "default", "large" or the file path
-    Csr load(long long seed) const {
-        (void)seed;
-        if (name == "default") return default_matrix();
-        if (name == "large") return large_matrix();
-        return read_matrix_market_file(name);
+inline std::vector<std::string> problem_names(const ProblemOptions& p) {
+    if (!p.matrix.empty()) return {p.matrix};
+    if (p.problem == "both") return {"default", "large"};
+    return {p.problem};
+}
+
+/// A CG lesson's command line; a lesson adds its own to `cli` (03-07: --check-every). A bad --matrix exits 2.
+struct Options : ProblemOptions {
+    Options(const LessonInfo& lesson, Preconditioner preconditioner)
+        : cli(lesson.lesson,
+              std::string(lesson.title) + "\nSolves A x = b with conjugate gradients in float on the GPU."),
+          lesson(lesson), preconditioner(preconditioner) {
+        add_problem_options(cli, *this);
     }
+    void parse(int argc, char** argv, const std::vector<std::string>& variant_names) {
+        parse_lesson_options(cli, run, argc, argv, lesson, variant_names, [&] {
+            if (!matrix.empty()) require_solvable(file_matrix = read_matrix_market_file(matrix));
+        });
+    }
+    Cli cli;
+    LessonInfo lesson;
+    RunOptions run;
+    Preconditioner preconditioner;
+    int check_every = 20;
+    Csr file_matrix;  ///< --matrix's matrix, read by parse()
 };
 
-inline std::vector<ProblemSource> problem_list(const ProblemOptions& p) {
-    if (!p.matrix.empty()) return {{p.matrix}};
-    if (p.problem == "both") return {{"default"}, {"large"}};
-    return {{p.problem}};
+/// The device-to-device copy bandwidth that the bandwidth floor divides by, once per run.
+inline double measure_floor_bandwidth() {
+    const double gbs = measure_d2d_bandwidth_gbs();
+    std::printf("Measured device-to-device copy bandwidth: %.0f GB/s (the bandwidth floor divides by this)\n", gbs);
+    return gbs;
 }
 
-/// For a lesson that needs a newer CUDA driver than the toolkit requires (lesson 07's
-/// conditional graph nodes need 12.4): prints what is missing and exits with kSkipExitCode.
-/// `minimum` is in cudaDriverGetVersion()'s units (12040 for 12.4).
-inline void require_driver_version(const char* program, int minimum, const char* feature) {
-    if (driver_version_at_least(minimum)) return;
-    int driver = 0;
-    if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;  // reported as 0.0
-    std::fprintf(stderr,
-                 "SKIPPED: %s needs %s, which needs a CUDA driver of version %d.%d or newer; this one is %d.%d. "
-                 "Exit code %d means skipped.\n",
-                 program, feature, minimum / 1000, minimum % 1000 / 10, driver / 1000, driver % 1000 / 10,
-                 kSkipExitCode);
-    std::exit(kSkipExitCode);
+inline Table table() {
+    return Table({"variant", "problem", "iters", "total ms", "us/iter", "SpMV GB/s", "% floor", "x L1/iter", "x Eigen",
+                  "true resid", "check"});
 }
 
-/// Repeats for one problem: the large one costs ~100x the default per solve, so it gets
-/// fewer, to keep a run within the tour's ~15 s.
-inline void scale_repeats(const Csr& A, int& warmup, int& repeats) {
-    if (A.nnz() > 10'000'000) {
-        warmup = std::min(warmup, 1);
-        repeats = std::min(repeats, 5);
+inline void print(const Table& table) {
+    std::printf("\n");
+    table.print();
+    std::printf("iters: loop bodies run (SpMVs). %% floor: bandwidth floor per iteration / measured time per "
+                "iteration. x L1/iter: lesson 1's us/iter over this one's. x Eigen: time to solution.\n");
+}
+
+/// One CG problem as a lesson measures it: A, b = A x*, x, the floor, and Eigen's and lesson 01's times (--share).
+class Problem {
+  public:
+    /// `name`: one of problem_names(options); the --matrix file's matrix is the one options.parse() read.
+    Problem(Bench& bench, Options& options, const std::string& name, double d2d_gbs)
+        : bench_(bench), A_(fits(name == options.matrix ? std::move(options.file_matrix) : load_matrix(name))),
+          b_(make_rhs(A_, static_cast<uint64_t>(bench.run().seed))), share_(options.share),
+          key_(problem_key(A_, options.tolerance, bench.run().seed)), dA_(A_), db_(b_), dx_(size_t(A_.rows)),
+          eigen_(read_shared_time(share_, "eigen", key_)), lesson1_(read_shared_time(share_, "01_sample", key_)),
+          opt_{options.tolerance, options.max_iterations, options.check_every}, d2d_gbs_(d2d_gbs) {
+        const bool jacobi = options.preconditioner == Preconditioner::jacobi;
+        const double bytes = floor_bytes_per_iteration(A_.rows, A_.nnz(), jacobi);
+        floor_us_ = bytes / d2d_gbs_ * 1e-3;
+        std::printf("\n%s/%s: %s\nProblem: %s, b = A x* (x* uniform in [0,1)), tol %.0e, float\n"
+                    "Bandwidth floor (%s): %.2f MB per iteration / %.0f GB/s = %.2f us per iteration\n",
+                    bench.lesson().track, bench.lesson().lesson, bench.lesson().title, size_text(A_).c_str(),
+                    opt_.tolerance, jacobi ? "Jacobi PCG" : "CG", bytes / 1e6, d2d_gbs_, floor_us_);
+        if (std::isfinite(eigen_.ms))
+            std::printf("Eigen (same host, from --share): %.2f ms, %.0f iterations\n", eigen_.ms, eigen_.iterations);
     }
-}
-
-/// Wall-clock time of one call (solve() returns once the GPU is done).
-template <class F>
-double wall_ms(F&& f) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// ---------------------------------------------------------------------------------------
-// The lesson driver
-// ---------------------------------------------------------------------------------------
-
-/// The main() of every CG lesson: parse options, build the problem(s), then for each
-/// variant: build the solver, solve once and check the answer on the CPU, time the solve
-/// (median of the repeats), time its SpMV alone, print the table, append JSON records.
-/// `extras` adds the lesson's own options and its device check (see LessonExtras).
-inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std::vector<Variant>& variants,
-                       const LessonExtras& extras = {}) {
-    bool any_check_every = false;
-    for (auto& v : variants) any_check_every |= v.uses_check_every;
-    Cli cli(info.lesson, std::string(info.title) + "\nSolves A x = b with conjugate gradients in float on the GPU.");
-    ProblemOptions po;
-    add_problem_options(cli, po, any_check_every);
-    RunOptions run;
-    add_run_options(cli, run);
-    if (extras.add_options) extras.add_options(cli);
-    cli.parse_or_exit(argc, argv);
-    finish_run_options(run);
-    if (!variant_is_known(info.lesson, run.variant, variants)) return kUsageExitCode;
-    // Read a Matrix Market file before touching the GPU: a bad file is bad input.
-    std::unique_ptr<Csr> file_matrix;
-    if (!po.matrix.empty()) {
-        try {
-            file_matrix = std::make_unique<Csr>(read_matrix_market_file(po.matrix));
-            require_solvable(*file_matrix);
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "%s: error: %s\n", info.lesson, e.what());
-            return kUsageExitCode;
-        }
+    /// v's solver for this matrix (`v.run` does all the set-up, untimed); starts v's row.
+    std::unique_ptr<Solver> solver(const Variant& v) {
+        first_residual_ = NAN;
+        return v.run(A_, dA_, opt_);
     }
-    require_gpu(info.lesson);
-    if (extras.check_device) extras.check_device(info.lesson);
+    /// Solves once into a poisoned x, held to check_solution(): ||b - A x|| / ||b|| (CPU, double) within 2 tol.
+    Verdict check(Solver& solver) {
+        dx_.poison();
+        last_ = solver.solve(db_.get(), dx_.get());
+        const SolveCheck c = check_solution(A_, b_, dx_.download(), last_, opt_.tolerance);
+        first_residual_ = c.true_residual;
+        if (c.ok) return passed(c.verdict);
+        return failed(A_.label + ": " + c.verdict + fmt(" (solver residual %.2e, %d iterations)", last_.residual,
+                                                        last_.iterations), c.verdict);
+    }
+    /// By the wall clock (launches and waits count); 1 warm-up and 5 repeats at most above 10 M nonzeros. Unless
+    /// --no-check, x is poisoned before the last repeat.
+    Timing time(const std::string& name, Solver& solver) {
+        const RunOptions& run = bench_.run();
+        const bool large = A_.nnz() > 10'000'000;
+        const int repeats = std::max(1, large ? std::min(run.repeats, 5) : run.repeats);
+        auto poison_last = [&](int repeat) {
+            if (!run.check() || repeat != repeats - 1) return;
+            dx_.poison();
+            TUT_CUDA(cudaDeviceSynchronize());  // finished before the solve starts
+        };
+        return bench_.time_host(name, [&] { last_ = solver.solve(db_.get(), dx_.get()); },
+                                HostTiming{large ? std::min(run.warmup, 1) : run.warmup, repeats, poison_last});
+    }
+    /// The last timed solve, held to the same rule: a solver that leaves state behind fails here.
+    Verdict check_last() const {
+        const SolveCheck c = check_solution(A_, b_, dx_.download(), last_, opt_.tolerance);
+        if (c.ok) return passed(c.verdict);
+        return failed(A_.label + ": the last timed solve: " + c.verdict + fmt(" (%d iterations)", last_.iterations),
+                      "FAILED on repeat: " + c.verdict);
+    }
+    /// The solver's SpMV alone in GB/s (CUDA events, 20 repeats); NaN under --profile or without one (lesson 08).
+    double spmv_gbs(const std::string& name, Solver& solver) {
+        if (bench_.run().profile || !solver.spmv_once()) return NAN;
+        NvtxRange range(std::string(bench_.lesson().track) + "/" + bench_.lesson().lesson + "/" + name + "/spmv");
+        const Timing t = time_gpu([&] { solver.spmv_once(); }, TimingOptions{3, 20, false});
+        return spmv_bytes(A_.rows, A_.nnz()) / (t.median_ms * 1e-3) / 1e9;
+    }
+    /// Solves/s beside Eigen's and the floor's; leaves the time in --share (lesson 01's as "01_sample").
+    Result result(const Variant& v, const Timing& timing, double spmv_gbs, const Verdict& first, const Verdict& last) {
+        const int iters = last_.iterations;
+        const double ms = timing.median_ms, us_per_iter = ms * 1e3 / std::max(1, iters);
+        const std::string lesson = bench_.lesson().lesson, cell = last.failed() ? last.cell : first.cell;
+        const bool is_l1 = lesson == "01_sample";
+        const double per_iter_vs_l1 = is_l1 ? 1.0 : lesson1_.ms * 1e3 / lesson1_.iterations / us_per_iter;
+        Record r;
+        r.variant = v.name;
+        r.size = size_text(A_);
+        r.value = 1000.0 / ms;
+        r.unit = "solves/s";
+        r.time_ms = ms;
+        r.library = "Eigen ConjugateGradient + DiagonalPreconditioner, OpenMP, all host cores";
+        r.library_value = std::isfinite(eigen_.ms) ? 1000.0 / eigen_.ms : NAN;
+        r.peak = "bandwidth floor: compulsory bytes per iteration x iterations / measured D2D bandwidth";
+        r.peak_value = 1e6 / (floor_us_ * std::max(1, iters));
+        r.checked = first.passed() && last.passed();
+        r.extra.add("iterations", iters).add("converged_at", last_.converged_at);
+        r.extra.add("outcome", outcome_name(last_.outcome)).add("total_ms", ms).add("us_per_iter", us_per_iter);
+        r.extra.add("spmv_gbs", spmv_gbs);
+        r.extra.add("floor_us_per_iter", floor_us_).add("fraction_of_floor_per_iter", floor_us_ / us_per_iter);
+        r.extra.add("true_relative_residual", first_residual_).add("solver_residual", last_.residual);
+        r.extra.add("speedup_over_lesson1", is_l1 ? 1.0 : lesson1_.ms / ms);
+        r.extra.add("per_iter_speedup_over_lesson1", per_iter_vs_l1).add("speedup_over_eigen", r.ratio_to_library());
+        r.extra.add("eigen_ms", eigen_.ms).add("d2d_gbs", d2d_gbs_).add("check", cell);
+        append_shared_time(share_, is_l1 ? "01_sample" : lesson + "/" + v.name, key_, ms, iters);
+        auto shown = [](double x, const char* format) { return std::isfinite(x) ? fmt(format, x) : std::string("-"); };
+        return {r, {v.name, A_.label, std::to_string(iters), fmt("%.3f", ms), fmt("%.2f", us_per_iter),
+                    shown(spmv_gbs, "%.0f"), percent(floor_us_ / us_per_iter), shown(per_iter_vs_l1, "%.2fx"),
+                    shown(r.ratio_to_library(), "%.1fx"), shown(first_residual_, "%.1e"), cell}};
+    }
 
-    return guarded_main(info.lesson, [&] {
-        const DeviceFacts dev = device_facts();
-        print_device_banner(dev);
-        const double d2d_gbs = measure_d2d_bandwidth_gbs();
-        std::printf("Measured device-to-device copy bandwidth: %.0f GB/s (the bandwidth floor divides by this)\n", d2d_gbs);
-        SolveOptions opt;
-        opt.tolerance = po.tolerance;
-        opt.max_iterations = po.max_iterations;
-        opt.check_every = po.check_every;
+  private:
+    static Csr fits(Csr A) {  // a matrix whose solve fits in device memory, or a clear refusal
+        if (auto why = device_memory_shortfall(size_t(A.nnz()) * 8 + size_t(A.rows) * 4 * 12); !why.empty())
+            throw Unsupported(A.label + " " + why);
+        return A;
+    }
 
-        Table table({"variant", "problem", "iters", "total ms", "us/iter", "SpMV GB/s", "% floor", "x L1/iter",
-                     "x Eigen", "true resid", "check"});
-        bool all_ok = true;
-        for (const ProblemSource& src : problem_list(po)) {
-            Csr A = file_matrix ? std::move(*file_matrix) : src.load(run.seed);
-            require_solvable(A);
-            const std::vector<float> b = make_rhs(A, static_cast<uint64_t>(run.seed));
-            const std::string key = problem_key(A, opt.tolerance, run.seed);
-            if (auto why = device_memory_shortfall(size_t(A.nnz()) * 8 + size_t(A.rows) * 4 * 12); !why.empty())
-                throw Unsupported(A.label + " " + why);
-            DeviceMatrix dA(A);
-            DeviceBuffer<float> db(b), dx(size_t(A.rows));
-            const SharedTime eigen = read_shared_time(po.share, "eigen", key);
-            const SharedTime lesson1 = read_shared_time(po.share, "01_sample", key);
-
-            std::printf("\n%s/%s: %s\n", info.track, info.lesson, info.title);
-            std::printf("Problem: %s, b = A x* (x* uniform in [0,1)), tol %.0e, float\n", size_text(A).c_str(),
-                        opt.tolerance);
-            for (bool pre : {false, true}) {
-                bool used = false;
-                for (auto& v : variants) used |= v.preconditioned == pre;
-                if (!used) continue;
-                const double bytes = floor_bytes_per_iteration(A.rows, A.nnz(), pre);
-                std::printf("Bandwidth floor (%s): %.2f MB per iteration / %.0f GB/s = %.2f us per iteration\n",
-                            pre ? "Jacobi PCG" : "CG", bytes / 1e6, d2d_gbs, bytes / d2d_gbs * 1e-3);
-            }
-            if (std::isfinite(eigen.ms))
-                std::printf("Eigen (same host, from --share): %.2f ms, %.0f iterations\n", eigen.ms, eigen.iterations);
-
-            int warmup = run.warmup, repeats = run.repeats;
-            scale_repeats(A, warmup, repeats);
-            for (const Variant& v : variants) {
-                if (!run.variant.empty() && v.name != run.variant) continue;
-                const std::string range = std::string(info.track) + "/" + info.lesson + "/" + v.name;
-                std::unique_ptr<Solver> solver = v.make(A, dA, opt);
-
-                SolveResult result;
-                SolveCheck check;
-                check.verdict = "skipped";
-                if (run.check()) {
-                    dx.poison();
-                    result = solver->solve(db.get(), dx.get());
-                    check = check_solution(A, b, dx.download(), result, opt.tolerance);
-                    if (!check.ok) {
-                        all_ok = false;
-                        std::fprintf(stderr, "%s [%s] %s: %s (solver residual %.2e, %d iterations)\n", info.lesson,
-                                     v.name.c_str(), A.label.c_str(), check.verdict.c_str(), result.residual,
-                                     result.iterations);
-                    }
-                }
-                for (int i = 0; i < warmup; ++i) result = solver->solve(db.get(), dx.get());
-                std::vector<double> samples;
-                {
-                    NvtxRange r(range);
-                    const int timed = std::max(1, repeats);
-                    for (int i = 0; i < timed; ++i) {
-                        // The last timed solve is checked below: x is poisoned before it, so
-                        // that a solve which leaves x alone cannot pass on an earlier one's x.
-                        // Outside the timing, and finished before the solve starts.
-                        if (run.check() && i == timed - 1) {
-                            dx.poison();
-                            TUT_CUDA(cudaDeviceSynchronize());
-                        }
-                        samples.push_back(wall_ms([&] { result = solver->solve(db.get(), dx.get()); }));
-                    }
-                }
-                // Check the last timed solve too: a solver that leaves state behind (a counter
-                // not reset, a stale flag) gets its first solve right and later ones wrong.
-                if (run.check()) {
-                    const SolveCheck again = check_solution(A, b, dx.download(), result, opt.tolerance);
-                    if (!again.ok) {
-                        all_ok = false;
-                        check.ok = false;
-                        check.verdict = "FAILED on repeat: " + again.verdict;
-                        std::fprintf(stderr, "%s [%s] %s: the last timed solve: %s (%d iterations)\n", info.lesson,
-                                     v.name.c_str(), A.label.c_str(), again.verdict.c_str(), result.iterations);
-                    }
-                }
-                const double total_ms = median_of(samples);
-                const int iters = std::max(1, result.iterations);
-                const double us_per_iter = total_ms * 1e3 / iters;
-
-                double spmv_gbs = NAN;
-                if (!run.profile && solver->spmv_once()) {  // false: no SpMV of its own to time
-                    NvtxRange r(range + "/spmv");
-                    Timing t = time_gpu([&] { solver->spmv_once(); }, TimingOptions{3, 20, false});
-                    spmv_gbs = spmv_bytes(A.rows, A.nnz()) / (t.median_ms * 1e-3) / 1e9;
-                }
-                const double floor_us = floor_bytes_per_iteration(A.rows, A.nnz(), v.preconditioned) / d2d_gbs * 1e-3;
-
-                Record rec;
-                rec.track = info.track;
-                rec.lesson = info.lesson;
-                rec.variant = v.name;
-                rec.size = size_text(A);
-                rec.value = 1000.0 / total_ms;
-                rec.unit = "solves/s";
-                rec.time_ms = total_ms;
-                rec.library = "Eigen ConjugateGradient + DiagonalPreconditioner, OpenMP, all host cores";
-                rec.library_value = std::isfinite(eigen.ms) ? 1000.0 / eigen.ms : NAN;
-                rec.peak = "bandwidth floor: compulsory bytes per iteration x iterations / measured D2D bandwidth";
-                rec.peak_value = 1e6 / (floor_us * iters);
-                rec.checked = run.check() && check.ok;
-                const double l1_us = std::isfinite(lesson1.ms) && lesson1.iterations > 0
-                                         ? lesson1.ms * 1e3 / lesson1.iterations
-                                         : NAN;
-                const bool is_l1 = std::string(info.lesson) == "01_sample";
-                const double per_iter_vs_l1 = is_l1 ? 1.0 : l1_us / us_per_iter;
-                const double solve_vs_l1 = is_l1 ? 1.0 : lesson1.ms / total_ms;
-                rec.extra.add("iterations", result.iterations)
-                    .add("converged_at", result.converged_at)
-                    .add("outcome", outcome_name(result.outcome))
-                    .add("total_ms", total_ms)
-                    .add("us_per_iter", us_per_iter)
-                    .add("spmv_gbs", spmv_gbs)
-                    .add("floor_us_per_iter", floor_us)
-                    .add("fraction_of_floor_per_iter", floor_us / us_per_iter)
-                    .add("true_relative_residual", check.true_residual)
-                    .add("solver_residual", result.residual)
-                    .add("speedup_over_lesson1", solve_vs_l1)
-                    .add("per_iter_speedup_over_lesson1", per_iter_vs_l1)
-                    .add("speedup_over_eigen", rec.ratio_to_library())
-                    .add("eigen_ms", eigen.ms)
-                    .add("d2d_gbs", d2d_gbs)
-                    .add("check", check.verdict);
-                table.add_row({v.name, A.label, std::to_string(result.iterations), fmt("%.3f", total_ms),
-                               fmt("%.2f", us_per_iter), std::isfinite(spmv_gbs) ? fmt("%.0f", spmv_gbs) : "-",
-                               percent(floor_us / us_per_iter),
-                               std::isfinite(per_iter_vs_l1) ? fmt("%.2fx", per_iter_vs_l1) : "-",
-                               std::isfinite(rec.ratio_to_library()) ? fmt("%.1fx", rec.ratio_to_library()) : "-",
-                               std::isfinite(check.true_residual) ? fmt("%.1e", check.true_residual) : "-",
-                               check.verdict});
-                append_record(info.lesson, run.json, rec);
-                // Lesson 1 records itself for the later lessons' "x L1" column; variants of
-                // other lessons record under lesson/variant.
-                append_shared_time(po.share, is_l1 ? "01_sample" : std::string(info.lesson) + "/" + v.name, key,
-                                   total_ms, result.iterations);
-            }
-        }
-        std::printf("\n");
-        table.print();
-        std::printf("iters: loop bodies run (SpMVs). %% floor: bandwidth floor per iteration / measured time per "
-                    "iteration. x L1/iter: lesson 1's us/iter over this one's. x Eigen: time to solution.\n");
-        return all_ok ? 0 : 1;
-    });
-}
+    Bench& bench_;
+    Csr A_;
+    std::vector<float> b_;
+    std::string share_, key_;
+    DeviceMatrix dA_;
+    DeviceBuffer<float> db_, dx_;
+    SharedTime eigen_, lesson1_;
+    SolveOptions opt_;
+    double d2d_gbs_, floor_us_ = NAN, first_residual_ = NAN;  // first_residual_: the true residual check() found
+    SolveResult last_;  // the latest solve's (the last timed one, after time())
+};
 
 }  // namespace tut::cg
-
-namespace lesson {
-/// Defined by each CG lesson (lessons/cg/*/ and solutions/cg/*/); the checks call it.
-std::vector<tut::cg::Variant> cg_variants();
-}  // namespace lesson

@@ -12,8 +12,8 @@
 /// and 07 replace update_p with a version that also tells the host (06) or the graph (07)
 /// how the iteration ended.
 ///
-/// The kernels are defined here, not only declared: include this header from one .cu
-/// file per program (each lesson is one).
+/// The kernels are defined here, and static: each translation unit that includes this
+/// header gets its own copy (a kernel of external linkage would be defined twice).
 #pragma once
 
 #include "cg.hpp"
@@ -29,6 +29,7 @@ using tut::cg::kRunning;
 
 constexpr int kThreads = 256;    ///< threads per block of every fused kernel
 constexpr int kBlocksPerSm = 8;  ///< resident blocks per SM the grids are sized for
+static_assert(kThreads % 32 == 0 && kThreads <= 1024, "block_sum adds whole warps, at most 32 of them");
 
 // The SpMV's __launch_bounds__ minimum: kBlocksPerSm where an SM holds 2048 threads
 // (sm_80, sm_90, sm_100), the most that fit where it holds fewer (1536 threads on sm_86,
@@ -90,7 +91,7 @@ __device__ inline bool last_block(unsigned* blocks_done) {
 
 /// Before the loop: x = 0, r = b, z = D^-1 r, p = z, r.z and r.r; the last block sets the
 /// threshold. *s must be zero.
-__global__ void start(int n, const float* __restrict__ b, const float* __restrict__ dinv, float* __restrict__ x,
+static __global__ void start(int n, const float* __restrict__ b, const float* __restrict__ dinv, float* __restrict__ x,
                       float* __restrict__ r, float* __restrict__ z, float* __restrict__ p, Scalars* s, float tol2) {
     float rz = 0.0f, rr = 0.0f;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
@@ -124,8 +125,9 @@ __global__ void start(int n, const float* __restrict__ b, const float* __restric
 /// kLanes shuffles need all 32 lanes). The matrix is read through the read-only path
 /// (__ldg): it does not change during the kernel.
 constexpr int kLanes = 8, kUnroll = 4;
+static_assert(32 % kLanes == 0, "a row's sub-warp of kLanes lanes must not straddle two warps");
 
-__global__ void __launch_bounds__(kThreads, kSpmvMinBlocksPerSm)
+static __global__ void __launch_bounds__(kThreads, kSpmvMinBlocksPerSm)
     spmv_pq_alpha(tut::cg::DeviceCsr A, const float* __restrict__ p, float* __restrict__ q, Scalars* s) {
     const int tid = blockIdx.x * blockDim.x + threadIdx.x, threads = gridDim.x * blockDim.x;
     const int lane = tid % kLanes, groups = threads / kLanes;
@@ -175,7 +177,7 @@ __global__ void __launch_bounds__(kThreads, kSpmvMinBlocksPerSm)
 }
 
 /// p = z + beta p.
-__global__ void update_p(int n, const float* __restrict__ z, float* __restrict__ p, const Scalars* s) {
+static __global__ void update_p(int n, const float* __restrict__ z, float* __restrict__ p, const Scalars* s) {
     const float beta = s->beta;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) p[i] = z[i] + beta * p[i];
 }

@@ -3,7 +3,8 @@
 /// (06 and 07). Lesson 05 has you write it; its solution file holds the same kernel, and a
 /// CPU check (common/checks/cpu/check_cg.cpp) keeps the two texts identical.
 ///
-/// Include this header from one .cu file per program (each lesson is one).
+/// Lesson 05's exercise includes only cg_fused.hpp, never this header. The kernel is
+/// static: each translation unit that includes this header gets its own copy.
 #pragma once
 
 #include "cg_fused.hpp"
@@ -12,7 +13,7 @@ namespace tut::cg::fused {
 
 // x += alpha p; r -= alpha q; z = D^-1 r; r.z and r.r. The last block tests convergence
 // and computes beta (0 once the solve is over).
-__global__ void update_x_r_z(int n, const float* __restrict__ p, const float* __restrict__ q,
+static __global__ void update_x_r_z(int n, const float* __restrict__ p, const float* __restrict__ q,
                              const float* __restrict__ dinv, float* __restrict__ x, float* __restrict__ r,
                              float* __restrict__ z, Scalars* s) {
     const float alpha = s->alpha;

@@ -8,8 +8,8 @@
 /// lesson keeps its own kernel: lesson 08 holds the matrix in registers (resident_cg),
 /// lesson 09 streams it from memory (streaming_cg).
 ///
-/// The device functions and kernels' helpers are defined here: include this header from
-/// one .cu file per program (each lesson is one).
+/// The kernels' helpers are inline device functions, and the header defines no kernel, so
+/// any number of translation units may include it.
 #pragma once
 
 #include "cg.hpp"

@@ -1,15 +1,16 @@
 /// @file jor_gpu.hpp
-/// @brief The JOR track's GPU plumbing: the system on the device, the solver interface,
-/// checking a solve, and the driver every CUDA lesson's main() calls. Host code only
-/// (the checks include it); the kernels it calls are in jor_device.cuh, which every JOR
-/// lesson's .cu includes.
+/// @brief The JOR track's GPU problem: the system on the device, the solver interface and
+/// the variants, checking a solve, and what a lesson's main() measures (Options, Report,
+/// Problem). Host code only (the checks include it); the device functions it declares are
+/// defined in jor_device.cuh, which every JOR lesson's .cu includes.
 ///
-/// A lesson exposes one or more tut::jor::Variant: a name and a factory per element type
-/// (float, double) that, given the system on the device and the options, builds a
-/// Solver. Building does all set-up (buffers, handles, converted copies, occupancy) and
-/// throws tut::Unsupported before launching anything for what the lesson cannot solve.
-/// Solver::solve(x) then solves A x = b from x = 0 and returns how it ended, after the
-/// GPU has finished: it is what the driver times.
+/// A lesson's variant (tut::Variant, per element type) is a name and a function that,
+/// given the system on the device and the solve's options, builds a Solver. Building does
+/// all set-up (buffers, handles, converted copies, occupancy) and throws tut::Unsupported
+/// before launching anything for what the lesson cannot solve. Solver::solve(x) then
+/// solves A x = b from x = 0 and returns how it ended, after the GPU has finished: it is
+/// what the lesson times, by the host clock (a solve's launches, copies and waits are part
+/// of its time).
 ///
 /// **The problems are generated on the device** (generate_system(), jor_device.cuh): one
 /// block per row calls the counter-based functions of jor.hpp and sums the row's integer
@@ -17,10 +18,10 @@
 /// checks compare them), in milliseconds instead of seconds at N = 8192.
 #pragma once
 
+#include "bench.hpp"
 #include "buffer.hpp"
 #include "check.hpp"
 #include "cli.hpp"
-#include "device_facts.hpp"
 #include "gpu.hpp"
 #include "jor.hpp"
 #include "lesson.hpp"
@@ -30,10 +31,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <functional>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -63,18 +63,14 @@ struct DeviceSystem {
                                     offdiag_abs(size_t(n_)) {}
 };
 
-/// Fills `sys` (already sized) with matrix `matrix` of `seed` (jor_device.cuh), and its x*.
-void generate_system(DeviceSystem<float>& sys, uint64_t seed, uint32_t matrix);
-void generate_system(DeviceSystem<double>& sys, uint64_t seed, uint32_t matrix);
+/// Fills `sys` (already sized) with matrix `matrix` of `seed`, and its x*. Defined in
+/// jor_device.cuh (T = float, double).
+template <class T>
+void generate_system(DeviceSystem<T>& sys, uint64_t seed, uint32_t matrix);
 
-/// r = b - A x on the device, accumulated in double, copied back (jor_device.cuh).
-std::vector<double> residual(const DeviceSystem<float>& sys, const float* x);
-std::vector<double> residual(const DeviceSystem<double>& sys, const double* x);
-
-/// The device's read bandwidth in GB/s: a kernel that only reads a buffer far larger than
-/// L2 (16-byte loads, several in flight per thread), the best of three medians (jor_device.cuh).
-/// It is the ceiling of a sweep, which reads A and writes almost nothing.
-double measure_read_bandwidth_gbs();
+/// r = b - A x on the device, accumulated in double, copied back. Defined in jor_device.cuh.
+template <class T>
+std::vector<double> residual(const DeviceSystem<T>& sys, const T* x);
 
 /// A system from host arrays (row-major A, b), for the checks' hand-made matrices. It is
 /// refused like any input (require_finite_system()): NaN, infinity, a zero diagonal.
@@ -138,44 +134,39 @@ class Solver {
     virtual bool gemv_once() { return false; }
 };
 
+/// Builds a variant's solver for one system and the solve's options (set-up only: no
+/// solve); throws tut::Unsupported, before launching anything, for what it cannot solve.
 template <class T>
-using Factory = std::function<std::unique_ptr<Solver<T>>(const DeviceSystem<T>&, const SolveOptions&)>;
+using Run = std::unique_ptr<Solver<T>>(const DeviceSystem<T>& sys, const SolveOptions& opt);
 
-/// One variant of a lesson; a variant without a factory for a type does not run in it.
+/// One variant for elements of type T:
 ///
-///     tut::jor::Variant v;
-///     v.name = "warp per row";
-///     v.make_float = make_solver<float>;
-///     v.make_double = make_solver<double>;
-struct Variant {
-    std::string name;  ///< short: the table's row and --variant's value
-    Factory<float> make_float;
-    Factory<double> make_double;
-    StopRule stop = StopRule::norm;  ///< StopRule::min only for lesson 1's reproduction of the report
-};
-
+///     tut::jor::Variant<float>{"warp per row", make_solver<float>}
 template <class T>
-const Factory<T>& factory(const Variant& v);
-template <>
-inline const Factory<float>& factory<float>(const Variant& v) {
-    return v.make_float;
-}
-template <>
-inline const Factory<double>& factory<double>(const Variant& v) {
-    return v.make_double;
-}
+using Variant = tut::Variant<Run<T>>;
 
-/// What a lesson may add to the driver; both are optional (as in the CG track).
-struct LessonExtras {
-    std::function<void(Cli&)> add_options;              ///< the lesson's own options
-    std::function<void(const char* program)> check_device;  ///< exits 77 when the GPU lacks a feature
+/// A lesson's variants, per element type. Most variants are in both lists under the same
+/// name; a variant of one type only (lesson 01's texture, lesson 07's storage types) is in
+/// one.
+struct Variants {
+    std::vector<Variant<float>> floats;
+    std::vector<Variant<double>> doubles;
 };
+
+/// The list of one type.
+template <class T>
+const std::vector<Variant<T>>& variants_of(const Variants& v) {
+    if constexpr (sizeof(T) == sizeof(float))
+        return v.floats;
+    else
+        return v.doubles;
+}
 
 // ---------------------------------------------------------------------------------------
 // Checking a solve
 // ---------------------------------------------------------------------------------------
 
-/// What the driver and the checks hold a solve to.
+/// What the lessons and the checks hold a solve to.
 struct SolveCheck {
     bool ok = false;
     double rmse = NAN, max_error = NAN, bound = NAN;
@@ -220,336 +211,255 @@ double relative_residual(const DeviceSystem<T>& sys, const T* x) {
     return bb > 0 ? std::sqrt(rr / bb) : std::sqrt(rr);
 }
 
-// ---------------------------------------------------------------------------------------
-// The driver
-// ---------------------------------------------------------------------------------------
-
-/// The lessons' options (the CPU baseline's, less --stop: the min rule is a variant of
-/// lesson 1, and --threads: the GPU has no threads to choose).
-struct ProblemOptions {
-    std::vector<long long> sizes{128, 256, 512, 1024, 2048, 4096, 8192};
-    int matrices = kMatrices;
-    std::string type = "both";
-    std::string tol_text;  ///< empty: the type's default (default_tolerance())
-    double alpha = kAlpha;
-    int max_iterations = 1000;
-    std::string share;
-};
-
-inline void add_problem_options(Cli& cli, ProblemOptions& p) {
-    cli.add_int_list("sizes", &p.sizes, "comma-separated sizes N", 1, kMaxN);
-    cli.add_int("matrices", &p.matrices, "matrices per size (0, 1, ... of the seed)", 1, 1000);
-    cli.add_string("type", &p.type, "element type", {"float", "double", "both"});
-    cli.add_string("tol", &p.tol_text,
-                   "stop when ||dx||_inf <= tol ||x||_inf [default: 1e-6 for float, 1e-8 for double]");
-    cli.add_real("alpha", &p.alpha, "relaxation factor a, 0 < a <= 1", 0.0, 1.0);
-    cli.add_int("max-iter", &p.max_iterations, "iterations at most", 1, 10000000);
-    cli.add_string("share", &p.share, "file shared with the CPU baseline of a tour run (its times, for the speedups)");
-}
-
-template <class T>
-SolveOptions solve_options(const ProblemOptions& p, StopRule stop) {
-    SolveOptions s;
-    s.alpha = p.alpha;
-    s.tolerance = p.tol_text.empty() ? default_tolerance<T>() : parse_real(p.tol_text, 1e-300, 1.0, "--tol");
-    s.max_iterations = p.max_iterations;
-    s.stop = stop;
-    return s;
-}
-
-/// Milliseconds of a host-to-device copy of `bytes` from pinned memory (median of 5).
-inline double copy_ms(const void* pinned, void* device, size_t bytes) {
-    Timing t = time_gpu([&] { TUT_CUDA(cudaMemcpyAsync(device, pinned, bytes, cudaMemcpyHostToDevice)); },
-                        TimingOptions{1, 5, false});
-    return t.median_ms;
-}
-
-namespace detail {
-
-/// Everything measured for one variant at one size and type.
-struct Runs {
-    std::vector<double> ms, iterations, rmse, max_error, residual;
-    int failed = 0;
-    std::string verdict = "ok";
-    double matrix_bytes = NAN, copy_ms = NAN, gemv_gbs = NAN;
-    bool ran = false;
-};
-
-struct Row {
-    Record rec;
-    std::vector<std::string> cells;
-    double ms = NAN, best_cpu_ms = NAN;
-    long long n = 0;
-    std::string variant;
-};
-
-template <class T>
-bool run_type(const LessonInfo& info, const ProblemOptions& po, const RunOptions& run,
-              const std::vector<Variant>& variants, double read_gbs, Table& table) {
-    const long long largest = *std::max_element(po.sizes.begin(), po.sizes.end());
-    bool all_ok = true;
-    std::vector<Row> rows;
-    for (long long n : po.sizes) {
-        DeviceSystem<T> sys(static_cast<int>(n));
-        DeviceBuffer<T> x(static_cast<size_t>(n));
-        T* pinned = nullptr;  // A, copied back once, for the copy-included time
-        TUT_CUDA(cudaMallocHost(&pinned, sys.A.bytes()));
-        std::vector<Runs> runs(variants.size());
-        try {
-            for (int m = 0; m < po.matrices; ++m) {
-                generate_system(sys, static_cast<uint64_t>(run.seed), static_cast<uint32_t>(m));
-                if (m == 0) TUT_CUDA(cudaMemcpy(pinned, sys.A.get(), sys.A.bytes(), cudaMemcpyDeviceToHost));
-                const double q = contraction_factor(sys, po.alpha);
-                for (size_t v = 0; v < variants.size(); ++v) {
-                    const Variant& var = variants[v];
-                    if (!factory<T>(var) || (!run.variant.empty() && run.variant != var.name)) continue;
-                    const SolveOptions opt = solve_options<T>(po, var.stop);
-                    Runs& r = runs[v];
-                    r.ran = true;
-                    std::unique_ptr<Solver<T>> solver = factory<T>(var)(sys, opt);
-                    SolveResult res;
-                    SolveCheck c;
-                    if (run.check()) {
-                        x.poison();
-                        res = solver->solve(x.get());
-                        c = check_solution(sys, x.download(), res, opt, q);
-                    }
-                    const int checked_iterations = res.iterations;
-                    for (int i = 0; i < run.warmup; ++i) res = solver->solve(x.get());
-                    std::vector<double> samples;
-                    // The same system must take the same sweeps every time: a repeat's count
-                    // that differs (0 included) is kept here.
-                    std::optional<int> repeat_iterations_differ;
-                    const int timed = std::max(1, run.repeats);
-                    for (int i = 0; i < timed; ++i) {
-                        // The last timed solve is checked below: x is poisoned before it, so
-                        // that a solve which leaves x alone cannot pass on an earlier one's x.
-                        // Outside the timing, and finished before the solve starts.
-                        if (run.check() && i == timed - 1) {
-                            x.poison();
-                            TUT_CUDA(cudaDeviceSynchronize());
-                        }
-                        const auto t0 = std::chrono::steady_clock::now();
-                        res = solver->solve(x.get());
-                        samples.push_back(
-                            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-                        if (run.check() && res.iterations != checked_iterations) repeat_iterations_differ = res.iterations;
-                    }
-                    if (repeat_iterations_differ && c.ok) {
-                        c.ok = false;
-                        c.verdict = "FAILED: a repeat took " + std::to_string(*repeat_iterations_differ) +
-                                    " iterations, the checked solve " + std::to_string(checked_iterations);
-                    }
-                    // The last timed solve is checked too: state left behind by one solve
-                    // (a counter, a flag) would show only in the next.
-                    if (run.check()) {
-                        const SolveCheck again = check_solution(sys, x.download(), res, opt, q);
-                        if (c.ok && !again.ok) c.verdict = "FAILED on repeat: " + again.verdict;
-                        c.ok = c.ok && again.ok;
-                        r.residual.push_back(relative_residual(sys, x.get()));
-                    }
-                    if (run.check() && !c.ok) {
-                        ++r.failed;
-                        r.verdict = c.verdict;
-                        std::fprintf(stderr, "%s [%s] N = %lld %s matrix %d: %s (%d iterations)\n", info.lesson,
-                                     var.name.c_str(), n, type_name<T>(), m, c.verdict.c_str(), res.iterations);
-                    } else if (run.check() && c.verdict != "ok") {
-                        r.verdict = c.verdict;
-                    }
-                    if (!run.check()) r.verdict = "skipped";
-                    r.ms.push_back(median_of(samples));
-                    r.iterations.push_back(res.iterations);
-                    r.rmse.push_back(c.rmse);
-                    r.max_error.push_back(c.max_error);
-                    if (m == 0) {
-                        r.matrix_bytes = solver->matrix_bytes();
-                        r.copy_ms = copy_ms(pinned, sys.A.get(), std::min<size_t>(sys.A.bytes(), size_t(r.matrix_bytes)));
-                        if (!run.profile && solver->gemv_once()) {
-                            // No L2 flush: the flusher's memset leaves L2 full of dirty lines whose
-                            // write-back would compete with the reads. A larger than L2 evicts
-                            // itself between runs; a smaller one is read from L2 (above 100%).
-                            // Held launches: the host's launch latency is not the kernel's
-                            // bandwidth, and the read yardstick is timed the same way.
-                            Timing t = time_gpu([&] { solver->gemv_once(); }, TimingOptions{2, 10, false, true});
-                            const double bytes = r.matrix_bytes + 2.0 * double(n) * sizeof(T);
-                            r.gemv_gbs = bytes / (t.median_ms * 1e-3) / 1e9;
-                        }
-                    }
-                }
-            }
-        } catch (...) {
-            cudaFreeHost(pinned);
-            throw;
-        }
-        TUT_CUDA(cudaFreeHost(pinned));
-
-        const CpuTimes cpu = read_cpu_times(po.share, size_text<T>(n));
-        for (size_t v = 0; v < variants.size(); ++v) {
-            const Runs& r = runs[v];
-            if (!r.ran) continue;
-            all_ok = all_ok && r.failed == 0;
-            const MeanStd ms = mean_std(r.ms), it = mean_std(r.iterations), e2 = mean_std(r.rmse),
-                          emax = mean_std(r.max_error);
-            const double us_per_iter = ms.mean * 1e3 / it.mean;
-            const double floor_us = (r.matrix_bytes + 3.0 * double(n) * sizeof(T)) / (read_gbs * 1e3);
-            const double gemv_fraction = r.gemv_gbs / read_gbs;
-            double resid = 0.0;
-            for (double x : r.residual) resid = std::fmax(resid, x);
-            Row row;
-            row.n = n;
-            row.variant = variants[v].name;
-            row.ms = ms.mean;
-            row.best_cpu_ms = cpu.best_ms;
-            Record& rec = row.rec;
-            rec.track = info.track;
-            rec.lesson = info.lesson;
-            rec.variant = variants[v].name;
-            rec.size = size_text<T>(n);
-            rec.value = 1000.0 / ms.mean;
-            rec.unit = "solves/s";
-            rec.time_ms = ms.mean;
-            rec.library = "best OpenMP CPU version (simd or openmp+simd, all host cores), A resident on the GPU";
-            rec.library_value = 1000.0 / cpu.best_openmp_ms;
-            rec.peak = "bandwidth floor: bytes of A and vectors per iteration x iterations / measured device read "
-                       "bandwidth";
-            rec.peak_value = 1e6 / (floor_us * it.mean);
-            rec.checked = run.check() && r.failed == 0;
-            rec.extra.add("type", type_name<T>())
-                .add("n", n)
-                .add("matrices", po.matrices)
-                .add("iterations", it.mean)
-                .add("time_ms_std", ms.std)
-                .add("copy_ms", r.copy_ms)
-                .add("copy_included_ms", ms.mean + r.copy_ms)
-                .add("us_per_iter", us_per_iter)
-                .add("floor_us_per_iter", floor_us)
-                .add("fraction_of_floor_per_iter", floor_us / us_per_iter)
-                .add("matrix_bytes", r.matrix_bytes)
-                .add("read_gbs", read_gbs)
-                .add("cpu_scalar_ms", cpu.scalar_ms)
-                .add("cpu_best_openmp_ms", cpu.best_openmp_ms)
-                .add("speedup_over_scalar", cpu.scalar_ms / ms.mean)
-                .add("speedup_over_best_openmp", cpu.best_openmp_ms / ms.mean)
-                .add("rmse", e2.mean)
-                .add("rmse_std", e2.std)
-                .add("max_error", emax.mean)
-                .add("max_error_std", emax.std)
-                .add("relative_residual", resid)
-                .add("stop", stop_rule_name(variants[v].stop))
-                .add("tolerance", solve_options<T>(po, variants[v].stop).tolerance)
-                .add("alpha", po.alpha)
-                .add("check", r.verdict);
-            if (std::isfinite(r.gemv_gbs)) rec.extra.add("gemv_gbs", r.gemv_gbs).add("gemv_read_fraction", gemv_fraction);
-            if (n != largest) rec.extra.add("progression", false);
-            auto ratio = [](double v) { return std::isfinite(v) ? fmt("%.1fx", v) : std::string("-"); };
-            row.cells = {std::to_string(n),
-                         type_name<T>(),
-                         variants[v].name,
-                         fmt("%.4g", ms.mean),
-                         fmt("%.2g", ms.std),
-                         fmt("%.4g", ms.mean + r.copy_ms),
-                         fmt("%.1f", it.mean),
-                         fmt("%.4g", us_per_iter),
-                         percent(floor_us / us_per_iter),
-                         std::isfinite(r.gemv_gbs) ? percent(gemv_fraction) : "-",
-                         ratio(cpu.scalar_ms / ms.mean),
-                         ratio(cpu.best_openmp_ms / ms.mean),
-                         fmt("%.1e (%.0e)", e2.mean, e2.std),
-                         fmt("%.1e (%.0e)", emax.mean, emax.std),
-                         run.check() ? fmt("%.0e", resid) : "-",
-                         r.verdict};
-            rows.push_back(std::move(row));
-        }
-    }
-    // The crossover of each variant: the smallest N of the run from which on it beats the
-    // fastest CPU version at every larger N of the run (-1: it never does, or no CPU times).
-    for (Row& row : rows) {
-        long long crossover = -1;
-        for (long long n : po.sizes) {
-            bool wins_from_here = true, any = false;
-            for (const Row& o : rows)
-                if (o.variant == row.variant && o.n >= n) {
-                    any = true;
-                    wins_from_here = wins_from_here && o.ms < o.best_cpu_ms;
-                }
-            if (any && wins_from_here && (crossover < 0 || n < crossover)) crossover = n;
-        }
-        row.rec.extra.add("crossover_n", crossover);
-        table.add_row(row.cells);
-        append_record(info.lesson, run.json, row.rec);
-    }
-    return all_ok;
-}
-
-}  // namespace detail
-
-/// The main() of every CUDA lesson of the track: parse options, refuse what cannot run
-/// (before any GPU work), measure the device's read bandwidth, then per type, size and
-/// matrix: generate the system on the device, and per variant build the solver, solve
-/// once into a poisoned x and check it, time warm-up + repeated solves (median per
-/// matrix; mean and std over the matrices in the table), time the copy of A and the
-/// GEMV alone; print the table and append one JSON record per variant, type and size.
-inline int lesson_main(int argc, char** argv, const LessonInfo& info, const std::vector<Variant>& variants,
-                       const LessonExtras& extras = {}) {
-    Cli cli(info.lesson, std::string(info.title) +
-                             "\nSolves dense, strictly diagonally dominant A x = b by Jacobi over-relaxation on the GPU.");
-    ProblemOptions po;
-    RunOptions run;
-    run.warmup = 1;
-    run.repeats = 5;
-    run.seed = static_cast<long long>(kSeed);
-    add_problem_options(cli, po);
-    add_run_options(cli, run);
-    if (extras.add_options) extras.add_options(cli);
-    cli.parse_or_exit(argc, argv);
-    finish_run_options(run);
-    if (!variant_is_known(info.lesson, run.variant, variants)) return kUsageExitCode;
-    const bool run_float = po.type != "double", run_double = po.type != "float";
-    try {
-        if (run_float) require_options(solve_options<float>(po, StopRule::norm));
-        if (run_double) require_options(solve_options<double>(po, StopRule::norm));
-        for (long long n : po.sizes) require_size(n);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "%s: error: %s\n\n%s", info.lesson, e.what(), cli.usage().c_str());
-        return kUsageExitCode;
-    }
-    require_gpu(info.lesson);
-    if (extras.check_device) extras.check_device(info.lesson);
-
-    return guarded_main(info.lesson, [&] {
-        // Every size must fit before any work: A, b, the diagonal and the work vectors,
-        // with room for a solver's copies (the mixed-precision lesson keeps A in float too).
-        for (long long n : po.sizes) require_fits_device(n, run_double ? sizeof(double) : sizeof(float));
-
-        const DeviceFacts dev = device_facts();
-        print_device_banner(dev);
-        const double read_gbs = measure_read_bandwidth_gbs();
-        std::printf("Measured device read bandwidth: %.0f GB/s (the bandwidth floor divides by this)\n", read_gbs);
-        std::printf("\n%s/%s: %s\n", info.track, info.lesson, info.title);
-        std::printf("Systems: generated on the device, %d per size, seed %lld, a = %g; x* uniform in [-1, 1], "
-                    "b = A x*\n",
-                    po.matrices, run.seed, po.alpha);
-        Table table({"N", "type", "variant", "ms", "std", "+copy ms", "iters", "us/iter", "% floor", "GEMV % read",
-                     "x scalar", "x OpenMP", "RMSE (std)", "max err (std)", "resid", "check"});
-        bool ok = true;
-        if (run_float) ok = detail::run_type<float>(info, po, run, variants, read_gbs, table) && ok;
-        if (run_double) ok = detail::run_type<double>(info, po, run, variants, read_gbs, table) && ok;
-        std::printf("\n");
-        table.print();
-        std::printf("ms: mean time to solution over the matrices, A resident on the GPU (std: over the matrices); "
-                    "+copy ms: with the copy of A from pinned host memory. %% floor: bandwidth floor per iteration "
-                    "(bytes of A and vectors / %.0f GB/s) / measured time per iteration. GEMV %% read: the "
-                    "matrix-vector kernel alone, as a share of the read bandwidth. x scalar, x OpenMP: speedup "
-                    "over the CPU baseline's scalar and best OpenMP versions (from --share). RMSE, max err: "
-                    "against x*. resid: largest ||b - Ax|| / ||b||.\n",
-                    read_gbs);
-        return ok ? 0 : 1;
-    });
-}
-
 }  // namespace tut::jor
 
 namespace lesson {
 /// Defined by each JOR lesson (lessons/jor/*/ and solutions/jor/*/); the checks call it.
-std::vector<tut::jor::Variant> jor_variants();
+tut::jor::Variants variants();
 }  // namespace lesson
+
+// ==== Lesson harness: options, problem, results ====
+
+namespace tut::jor {
+
+/// A JOR lesson's command line (the CPU baseline's problem options); a lesson adds its own to `cli`.
+struct Options {
+    explicit Options(const LessonInfo& lesson_)
+        : cli(lesson_.lesson, std::string(lesson_.title) + "\nSolves dense, strictly diagonally dominant A x = b by "
+                                                           "Jacobi over-relaxation on the GPU."),
+          lesson(lesson_) {
+        run.warmup = 1;
+        run.repeats = 5;
+        run.seed = static_cast<long long>(kSeed);
+        cli.add_int_list("sizes", &sizes, "comma-separated sizes N", 1, kMaxN);
+        cli.add_int("matrices", &matrices, "matrices per size (0, 1, ... of the seed)", 1, 1000);
+        cli.add_string("type", &type, "element type", {"float", "double", "both"});
+        cli.add_string("tol", &tol, "stop when ||dx||_inf <= tol ||x||_inf [default: 1e-6 for float, 1e-8 for double]");
+        cli.add_real("alpha", &alpha, "relaxation factor a, 0 < a <= 1", 0.0, 1.0);
+        cli.add_int("max-iter", &max_iterations, "iterations at most", 1, 10000000);
+        cli.add_string("share", &share, "file shared with the CPU baseline of a tour run (its times, for the speedups)");
+    }
+    /// --tol and --alpha must suit each type --type asks for, and --variant that type's list (exit 2).
+    void parse(int argc, char** argv, const Variants& variants) {
+        const std::vector<std::string> floats = names_of(variants.floats), doubles = names_of(variants.doubles);
+        std::vector<std::string> names = floats;
+        for (const std::string& name : doubles)
+            if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+        parse_lesson_options(cli, run, argc, argv, lesson, names, [&] {
+            if (runs<float>()) require_options(solve_options<float>(StopRule::norm));
+            if (runs<double>()) require_options(solve_options<double>(StopRule::norm));
+            const std::vector<std::string>& typed = type == "float" ? floats : doubles;
+            if (type != "both" && !variant_is_known(lesson.lesson, run.variant, typed, " for --type " + type))
+                std::exit(kUsageExitCode);
+        });
+    }
+    template <class T>
+    bool runs() const { return type == "both" || type == type_name<T>(); }
+    template <class T>
+    SolveOptions solve_options(StopRule stop) const {
+        const double tolerance = tol.empty() ? default_tolerance<T>() : parse_real(tol, 1e-300, 1.0, "--tol");
+        return {alpha, tolerance, max_iterations, stop};
+    }
+    Cli cli;
+    LessonInfo lesson;
+    RunOptions run;
+    std::vector<long long> sizes{128, 256, 512, 1024, 2048, 4096, 8192};
+    int matrices = kMatrices, max_iterations = 1000;
+    std::string type = "both", tol, share;  // tol empty: the type's default_tolerance()
+    double alpha = kAlpha;
+};
+
+/// A run's frame: the sizes must fit the device; the read bandwidth and title; the table and its legend.
+struct Report {
+    Report(const Bench& bench, const Options& options, double read_gbs_) : read_gbs(read_gbs_) {
+        const size_t element_bytes = options.runs<double>() ? sizeof(double) : sizeof(float);
+        for (long long n : options.sizes) require_fits_device(n, element_bytes);
+        std::printf("Measured device read bandwidth: %.0f GB/s (the bandwidth floor divides by this)\n\n%s/%s: %s\n"
+                    "Systems: generated on the device, %d per size, seed %lld, a = %g; x* uniform in [-1, 1], "
+                    "b = A x*\n",
+                    read_gbs, bench.lesson().track, bench.lesson().lesson, bench.lesson().title, options.matrices,
+                    bench.run().seed, options.alpha);
+    }
+    void print() const {
+        std::printf("\n");
+        table.print();
+        std::printf("ms: mean time to solution over the matrices (std), A on the GPU; +copy ms: with A copied from "
+                    "pinned memory. %% floor: (bytes of A and vectors / %.0f GB/s) / time per iteration. GEMV %% read: "
+                    "the product alone / read bandwidth. x scalar, x OpenMP: speedups over the CPU baseline's "
+                    "versions. RMSE, max err: against x*. resid: largest ||b - Ax|| / ||b||.\n", read_gbs);
+    }
+    const double read_gbs;
+    Table table{{"N", "type", "variant", "ms", "std", "+copy ms", "iters", "us/iter", "% floor", "GEMV % read",
+                 "x scalar", "x OpenMP", "RMSE (std)", "max err (std)", "resid", "check"}};
+};
+
+/// One element type's problems: per size, variant and matrix set_up(), check(), solve() timed with timing()'s hook,
+/// check_last(), add(); then results(), a record per size and variant (the mean over the matrices of the medians).
+template <class T>
+class Problem {
+  public:
+    Problem(const Options& options, const Report& report) : options_(options), read_gbs_(report.read_gbs) {
+        const size_t largest = size_t(*std::max_element(options.sizes.begin(), options.sizes.end()));
+        void* pinned = nullptr;  // A on the host, for the timed copy: the largest size's
+        TUT_CUDA(cudaMallocHost(&pinned, largest * largest * sizeof(T)));
+        pinned_.reset(pinned);
+    }
+    /// Matrix `matrix` of size n and v's solver for it, stopped by `stop` (min: lesson 01's report rule).
+    void set_up(const Variant<T>& v, long long n, int matrix, StopRule stop = StopRule::norm) {
+        solver_.reset();  // before the system it refers to changes
+        if (sys_.n != n) {
+            sys_ = DeviceSystem<T>();  // the old arrays go before the new ones come
+            sys_ = DeviceSystem<T>(static_cast<int>(n));
+            x_ = DeviceBuffer<T>(static_cast<size_t>(n));
+        }
+        generate_system(sys_, static_cast<uint64_t>(options_.run.seed), static_cast<uint32_t>(matrix));
+        q_ = contraction_factor(sys_, options_.alpha);
+        opt_ = options_.solve_options<T>(stop);
+        if (runs_.empty() || runs_.back().name != v.name || runs_.back().n != n) runs_.push_back({v.name, n, opt_});
+        matrix_ = matrix;
+        first_ = SolveCheck{};
+        checked_ = differs_ = std::nullopt;
+        solver_ = v.run(sys_, opt_);
+    }
+    Verdict check() {
+        x_.poison();
+        last_ = solver_->solve(x_.get());
+        first_ = check_solution(sys_, x_.download(), last_, opt_, q_);
+        if (first_.ok) checked_ = last_.iterations;
+        return verdict(first_.ok, first_.verdict);
+    }
+    /// One solve (it returns once the GPU has finished); each must take the checked solve's sweeps.
+    void solve() {
+        last_ = solver_->solve(x_.get());
+        if (checked_ && last_.iterations != *checked_) differs_ = last_.iterations;
+    }
+    /// Unless --no-check, x is poisoned (and the poison finished) before the last timed solve.
+    HostTiming timing() {
+        return {-1, -1, [this](int i) {
+                    if (!options_.run.check() || i != std::max(1, options_.run.repeats) - 1) return;
+                    x_.poison();
+                    TUT_CUDA(cudaDeviceSynchronize());
+                }};
+    }
+    /// The last timed solve, held to the same rule: what a solve leaves behind shows only in the next one.
+    Verdict check_last() {
+        const SolveCheck c = check_solution(sys_, x_.download(), last_, opt_, q_);
+        runs_.back().residual.push_back(relative_residual(sys_, x_.get()));
+        if (!checked_) return Verdict{};
+        if (differs_) return verdict(false, fmt("FAILED: a repeat took %d iterations, the checked solve %d", *differs_,
+                                                *checked_));
+        return verdict(c.ok, c.ok ? c.verdict : "FAILED on repeat: " + c.verdict);
+    }
+    /// This matrix's solves; for matrix 0 also the copy of A and the product alone (held launches, no flush).
+    void add(const Timing& timing, const Verdict& first, const Verdict& last) {
+        Runs& r = runs_.back();
+        r.ms.push_back(timing.median_ms);
+        r.iterations.push_back(last_.iterations);
+        r.rmse.push_back(first_.rmse);
+        r.max_error.push_back(first_.max_error);
+        const Verdict& v = first.failed() ? first : last;
+        r.failed += v.failed();
+        if (v.failed() || r.failed == 0) r.verdict = v.failed() ? v.cell : first.cell;  // the last failure, if any
+        if (matrix_ != 0) return;
+        r.matrix_bytes = solver_->matrix_bytes();
+        const size_t bytes = std::min<size_t>(sys_.A.bytes(), size_t(r.matrix_bytes));
+        TUT_CUDA(cudaMemcpy(pinned_.get(), sys_.A.get(), bytes, cudaMemcpyDeviceToHost));  // and back: it stays A
+        auto copy = [&] { TUT_CUDA(cudaMemcpyAsync(sys_.A.get(), pinned_.get(), bytes, cudaMemcpyHostToDevice)); };
+        r.copy_ms = time_gpu(copy, TimingOptions{1, 5, false}).median_ms;
+        if (options_.run.profile || !solver_->gemv_once()) return;
+        const Timing t = time_gpu([&] { solver_->gemv_once(); }, TimingOptions{2, 10, false, true});
+        r.gemv_gbs = (r.matrix_bytes + 2.0 * double(sys_.n) * sizeof(T)) / (t.median_ms * 1e-3) / 1e9;
+    }
+    /// One record and table row per size and variant, in the order they ran.
+    std::vector<Result> results() const {
+        std::vector<Result> out;
+        for (const Runs& r : runs_) out.push_back(result(r));
+        return out;
+    }
+
+  private:
+    struct Runs {  // one variant at one size, an entry per matrix
+        std::string name;
+        long long n = 0;
+        SolveOptions opt;
+        std::vector<double> ms, iterations, rmse, max_error, residual;
+        int failed = 0;
+        std::string verdict;
+        double matrix_bytes = NAN, copy_ms = NAN, gemv_gbs = NAN;
+    };
+    Verdict verdict(bool ok, const std::string& cell) const {
+        const std::string where = fmt("N = %d %s matrix %d (%d iterations): ", sys_.n, type_name<T>(), matrix_,
+                                      last_.iterations);
+        return ok ? passed(cell) : failed(where + cell, cell);
+    }
+    /// The smallest N from which `name` beats the fastest CPU version at every larger N of the run (-1: none).
+    long long crossover(const std::string& name) const {
+        long long lost = -1, found = -1;  // the largest N where it loses; the smallest above it
+        for (const Runs& r : runs_)
+            if (r.name == name && !(mean_std(r.ms).mean < read_cpu_times(options_.share, size_text<T>(r.n)).best_ms))
+                lost = std::max(lost, r.n);
+        for (const Runs& r : runs_)
+            if (r.name == name && r.n > lost && (found < 0 || r.n < found)) found = r.n;
+        return found;
+    }
+    Result result(const Runs& r) const {
+        const CpuTimes cpu = read_cpu_times(options_.share, size_text<T>(r.n));
+        const MeanStd ms = mean_std(r.ms), it = mean_std(r.iterations), e2 = mean_std(r.rmse),
+                      emax = mean_std(r.max_error);
+        const double us_per_iter = ms.mean * 1e3 / it.mean, gemv_fraction = r.gemv_gbs / read_gbs_;
+        const double floor_us = (r.matrix_bytes + 3.0 * double(r.n) * sizeof(T)) / (read_gbs_ * 1e3);
+        double resid = 0.0;
+        for (double x : r.residual) resid = std::fmax(resid, x);
+        Result out;
+        Record& rec = out.record;
+        rec.variant = r.name;
+        rec.size = size_text<T>(r.n);
+        rec.value = 1000.0 / ms.mean;
+        rec.unit = "solves/s";
+        rec.time_ms = ms.mean;
+        rec.library = "best OpenMP CPU version (simd or openmp+simd, all host cores), A resident on the GPU";
+        rec.library_value = 1000.0 / cpu.best_openmp_ms;
+        rec.peak = "bandwidth floor: bytes of A and vectors per iteration x iterations / measured device read "
+                   "bandwidth";
+        rec.peak_value = 1e6 / (floor_us * it.mean);
+        rec.checked = options_.run.check() && r.failed == 0;
+        rec.extra.add("type", type_name<T>()).add("n", r.n).add("matrices", options_.matrices);
+        rec.extra.add("iterations", it.mean);
+        rec.extra.add("time_ms_std", ms.std).add("copy_ms", r.copy_ms).add("copy_included_ms", ms.mean + r.copy_ms);
+        rec.extra.add("us_per_iter", us_per_iter).add("floor_us_per_iter", floor_us);
+        rec.extra.add("fraction_of_floor_per_iter", floor_us / us_per_iter).add("matrix_bytes", r.matrix_bytes);
+        rec.extra.add("read_gbs", read_gbs_).add("cpu_scalar_ms", cpu.scalar_ms);
+        rec.extra.add("cpu_best_openmp_ms", cpu.best_openmp_ms).add("speedup_over_scalar", cpu.scalar_ms / ms.mean);
+        rec.extra.add("speedup_over_best_openmp", cpu.best_openmp_ms / ms.mean).add("rmse", e2.mean);
+        rec.extra.add("rmse_std", e2.std).add("max_error", emax.mean).add("max_error_std", emax.std);
+        rec.extra.add("relative_residual", resid).add("stop", stop_rule_name(r.opt.stop));
+        rec.extra.add("tolerance", r.opt.tolerance).add("alpha", options_.alpha).add("check", r.verdict);
+        if (std::isfinite(r.gemv_gbs)) rec.extra.add("gemv_gbs", r.gemv_gbs).add("gemv_read_fraction", gemv_fraction);
+        if (r.n != *std::max_element(options_.sizes.begin(), options_.sizes.end())) rec.extra.add("progression", false);
+        rec.extra.add("crossover_n", crossover(r.name));
+        auto ratio = [](double v) { return std::isfinite(v) ? fmt("%.1fx", v) : std::string("-"); };
+        out.row = {std::to_string(r.n), type_name<T>(), r.name, fmt("%.4g", ms.mean), fmt("%.2g", ms.std),
+                   fmt("%.4g", ms.mean + r.copy_ms), fmt("%.1f", it.mean), fmt("%.4g", us_per_iter),
+                   percent(floor_us / us_per_iter), std::isfinite(r.gemv_gbs) ? percent(gemv_fraction) : "-",
+                   ratio(cpu.scalar_ms / ms.mean), ratio(cpu.best_openmp_ms / ms.mean),
+                   fmt("%.1e (%.0e)", e2.mean, e2.std), fmt("%.1e (%.0e)", emax.mean, emax.std),
+                   options_.run.check() ? fmt("%.0e", resid) : "-", r.verdict};
+        return out;
+    }
+
+    const Options& options_;
+    const double read_gbs_;
+    std::unique_ptr<void, cudaError_t (*)(void*)> pinned_{nullptr, cudaFreeHost};
+    DeviceSystem<T> sys_;
+    DeviceBuffer<T> x_;
+    std::unique_ptr<Solver<T>> solver_;  // after sys_: destroyed first
+    SolveOptions opt_;
+    double q_ = NAN;
+    int matrix_ = 0;
+    SolveCheck first_;  // the checked solve's
+    SolveResult last_;  // the latest solve's
+    std::optional<int> checked_, differs_;  // the checked solve's sweeps (when it passed); a repeat's other count
+    std::vector<Runs> runs_;
+};
+
+}  // namespace tut::jor

@@ -1,6 +1,7 @@
 /// @file reduction.hpp
-/// @brief The reduction track's shared plumbing: the variant interface, multi-pass
-/// helpers, the CPU reference, the error bound, and the driver every lesson's main() calls.
+/// @brief The reduction track's problem: what a variant does and the workspace it draws
+/// on, the multi-pass helper, the CPU reference, the error bound, and the Problem a
+/// lesson's main() checks and times its variants on.
 ///
 /// Conventions for the whole track:
 /// - A lesson sums n elements of one type: `double` (the headline: n = 2^26, 512 MiB),
@@ -8,23 +9,26 @@
 ///   [-1, 1) for double and complex (both parts), uniform in [0, 1) for float (all
 ///   positive, see random_input()), whole numbers in [-1000, 1000] for int. The sum of
 ///   zero elements is 0.
-/// - A lesson exposes each kernel as a `tut::reduction::Variant` of one type, whose
-///   fields it sets by name: a name and `run(in, n, out, workspace)` taking device
-///   pointers; `out` is one element. Like CUB, a variant says how much device scratch it
-///   needs (`workspace_bytes(n)`) and the caller provides it, so nothing is allocated
-///   inside a timed run. run() throws tut::Unsupported, before launching anything, for an
-///   input it cannot do. Lessons 1-7 get run() and workspace_bytes() from
-///   multi_pass_variant().
-/// - A variant also states its *depth*: the longest chain of additions any input
-///   element goes through on its way to the result. The error bound is set by it
-///   (see allowed_error()): a tree of depth log2(n) is far more accurate than a loop.
-/// - The lesson driver (lesson_main(), compiled only by nvcc) prints each variant's
-///   bandwidth beside cub::DeviceReduce::Sum measured in the same run, the theoretical
-///   DRAM bandwidth and the measured device-to-device copy bandwidth.
+/// - A variant is a tut::Variant whose run(in, n, out, workspace) sums the n elements at
+///   `in` into the one element at `out` (device pointers) and takes any device scratch it
+///   needs from `workspace` (a Workspace, which allocates only when asked for more than it
+///   holds: nothing is allocated inside a timed run). run() throws tut::Unsupported,
+///   before launching anything, for an input it cannot do. A lesson lists its variants
+///   per element type (Variants); lessons 1-7 sum in passes with reduce_in_passes().
+/// - The error bound of a sum is set by its *depth*: the longest chain of additions any
+///   input element goes through on its way to the result (see allowed_error()): a tree
+///   of depth log2(n) is far more accurate than a loop. The checks decide the depth they
+///   judge each lesson with; a lesson's main() computes its own for its table.
+/// - A lesson's main() checks and times its variants on one Problem (compiled only by
+///   nvcc) per element type that --type selects (for_each_type()): one table per type,
+///   each variant's bandwidth beside cub::DeviceReduce::Sum measured in the same run, the
+///   theoretical DRAM bandwidth and the measured device-to-device copy bandwidth.
 #pragma once
 
+#include "bench.hpp"
 #include "buffer.hpp"
 #include "check.hpp"
+#include "cli.hpp"
 #include "lesson.hpp"
 #include "nvtx.hpp"
 #include "random.hpp"
@@ -36,10 +40,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <functional>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -111,42 +116,84 @@ double component(const T& v, int c) {
 }
 
 // ---------------------------------------------------------------------------------
-// The variant interface
+// The variant and its workspace
 // ---------------------------------------------------------------------------------
 
-/// One kernel of a lesson, for one element type `T`. A lesson sets the fields by name:
-///
-///     tut::reduction::Variant<double> v;
-///     v.name = "double, atomic per warp";
-///     v.run = run_per_warp<double>;
-///     v.depth = depth_per_warp<double>;
-///     v.kernel = tut::reduction::kernel_id(reduce_atomic_per_warp<double>);
-template <class T>
-struct Variant {
-    std::string name;  ///< e.g. "double" or "double2"; unique within the lesson
-    /// Sums n elements at `in` into `*out` (device pointers). Enqueues work on the
-    /// default stream and returns; throws tut::Unsupported before launching for an
-    /// input it cannot handle. `workspace` holds workspace_bytes(n) bytes (may be null if 0).
-    std::function<void(const T* in, size_t n, T* out, void* workspace)> run;
-    /// Device scratch run() needs for n elements (partial sums), in bytes; empty means none.
-    std::function<size_t(size_t n)> workspace_bytes;
-    /// Longest chain of additions an input element goes through (see allowed_error());
-    /// empty means n, the chain of a plain loop.
-    std::function<size_t(size_t n)> depth;
-    /// The main kernel, for the registers / shared memory columns (optional): kernel_id(kernel).
-    const void* kernel = nullptr;
+/// Device scratch for a variant's run: the partial sums between passes, CUB's temporary
+/// storage. A run asks for what it needs with get(); the workspace allocates only when
+/// asked for more than it holds, so the untimed runs (the check, the warm-ups) size it
+/// and the timed runs reuse it. Memory it allocates is filled with 0xFF bytes (NaN in
+/// the floating types), as is all it holds after poison(): a partial sum read before it
+/// was written, or an accumulator that was not reset, shows in the result. With guard
+/// zones (the checks use them), damage() finds a write outside what was asked for.
+class Workspace {
+  public:
+    /// Holds `reserve` bytes from the start, between guard zones of `guard` bytes
+    /// (rounded up to 256, so that what get() returns stays 256-byte aligned).
+    explicit Workspace(size_t reserve = 0, size_t guard = 0) : guard_(align_up(guard, 256)) { grow(reserve); }
+
+    /// `bytes` of device scratch, 256-byte aligned; null when it holds none. Valid until
+    /// a later get() asks for more, so a run asks once, for all it needs.
+    void* get(size_t bytes) {
+        if (bytes > capacity_) grow(bytes);
+        asked_ = std::max(asked_, bytes);
+        return capacity_ ? buffer_.get() + guard_ : nullptr;
+    }
+
+    /// Starts counting what a run asks for: asked() is the most one get() asked for since.
+    void begin_run() { asked_ = 0; }
+    size_t asked() const { return asked_; }
+
+    /// Fills all it holds, guard zones included, with 0xFF bytes.
+    void poison() { buffer_.poison(); }
+
+    /// Empty when every byte outside the most asked for (the guard zones and the rest of
+    /// what it holds) still holds 0xFF; otherwise the first changed byte's offset from the
+    /// start of the scratch (negative: before it).
+    std::string damage() const {
+        const std::vector<unsigned char> bytes = buffer_.download();
+        for (size_t i = 0; i < bytes.size(); ++i) {
+            if ((i >= guard_ && i < guard_ + asked_) || bytes[i] == 0xFF) continue;
+            return "a write outside the " + std::to_string(asked_) + " bytes of workspace asked for: byte offset " +
+                   std::to_string(static_cast<long long>(i) - static_cast<long long>(guard_));
+        }
+        return {};
+    }
+
+  private:
+    void grow(size_t bytes) {
+        buffer_ = DeviceBuffer<unsigned char>(bytes + 2 * guard_);
+        capacity_ = bytes;
+        buffer_.poison();
+    }
+
+    size_t guard_ = 0, capacity_ = 0, asked_ = 0;
+    DeviceBuffer<unsigned char> buffer_;
 };
 
-/// All variants of a lesson, by element type. A lesson leaves a type empty when it does not support it.
+/// What a variant does: sums the n elements at `in` into `*out` (device pointers; `out`
+/// is one element), taking any scratch it needs from `workspace`. It enqueues its work
+/// on the default stream and returns; it throws tut::Unsupported, before launching
+/// anything, for an input it cannot do.
+template <class T>
+using Run = void(const T* in, size_t n, T* out, Workspace& workspace);
+
+/// One way a lesson sums elements of type T (see tut::Variant), for example
+///
+///     tut::reduction::Variant<double>{"double", run_sum<double>, tut::kernel_of(reduce_sequential<double>, kThreads)}
+template <class T>
+using Variant = tut::Variant<Run<T>>;
+
+/// A lesson's variants, per element type (every lesson has all four).
 struct Variants {
     std::vector<Variant<double>> f64;
     std::vector<Variant<float>> f32;
     std::vector<Variant<int>> i32;
     std::vector<Variant<cuDoubleComplex>> c64;
 
-    /// A copy of the variants of type T.
+    /// The variants of type T.
     template <class T>
-    std::vector<Variant<T>> of() const {
+    const std::vector<Variant<T>>& of() const {
         if constexpr (std::is_same_v<T, double>) return f64;
         else if constexpr (std::is_same_v<T, float>) return f32;
         else if constexpr (std::is_same_v<T, int>) return i32;
@@ -154,18 +201,20 @@ struct Variants {
     }
 };
 
-/// The handle the CUDA runtime knows a kernel by (cudaFuncGetAttributes, the occupancy
-/// calculator), from the kernel itself: `kernel_id(reduce_sequential<double>)`.
-template <class... Args>
-const void* kernel_id(void (*kernel)(Args...)) {
-    return reinterpret_cast<const void*>(kernel);
-}
-
 /// Throws Unsupported unless n <= kMaxN. Every variant's run() calls it first.
 inline void require_count(size_t n) {
     if (n > kMaxN)
         throw Unsupported("n = " + std::to_string(n) + " is more than the track's limit of 2^30 = " +
                           std::to_string(kMaxN) + " elements");
+}
+
+/// Throws Unsupported unless the GPU has room for n elements of T, the workspace of a
+/// first pass and the checks' temporaries; returns n.
+template <class T>
+size_t require_fits(size_t n) {
+    if (auto why = device_memory_shortfall(n * sizeof(T) + n * sizeof(T) / 64 + (size_t(256) << 20)); !why.empty())
+        throw Unsupported("n = " + std::to_string(n) + " elements of " + type_name<T>() + " " + why);
+    return n;
 }
 
 // ---------------------------------------------------------------------------------
@@ -185,9 +234,9 @@ using BlocksFor = size_t (*)(size_t count);
 template <class T>
 using PassLauncher = void (*)(const T* in, size_t count, T* partials, size_t blocks);
 
-/// Scratch for reduce_in_passes(): two arrays of partial sums the passes ping-pong
-/// between (pass 1 writes A, pass 2 writes B, pass 3 writes A again, ...); the last
-/// pass writes the output. A is 256-byte aligned, as cudaMalloc returns it.
+/// The scratch reduce_in_passes() asks for: two arrays of partial sums the passes
+/// ping-pong between (pass 1 writes A, pass 2 writes B, pass 3 writes A again, ...); the
+/// last pass writes the output. B starts 256 bytes aligned after A.
 template <class T>
 size_t multi_pass_workspace_bytes(size_t n, BlocksFor blocks_for) {
     require_count(n);
@@ -198,16 +247,18 @@ size_t multi_pass_workspace_bytes(size_t n, BlocksFor blocks_for) {
     return align_up(first * sizeof(T), 256) + (second > 1 ? second * sizeof(T) : 0);
 }
 
-/// Sums n elements with passes of `launch` until one value is left (see above).
+/// Sums n elements with passes of `launch` until one value is left (see above), the
+/// partial sums in scratch from `workspace` (multi_pass_workspace_bytes()).
 template <class T>
-void reduce_in_passes(const T* in, size_t n, T* out, void* workspace, BlocksFor blocks_for, PassLauncher<T> launch) {
-    require_count(n);
+void reduce_in_passes(const T* in, size_t n, T* out, Workspace& workspace, BlocksFor blocks_for,
+                      PassLauncher<T> launch) {
+    const size_t bytes = multi_pass_workspace_bytes<T>(n, blocks_for);  // (also refuses n > 2^30)
+    char* scratch = static_cast<char*>(workspace.get(bytes));
     if (n == 0) {  // the empty sum; all-zero bytes are 0 in every type of the track
         TUT_CUDA(cudaMemsetAsync(out, 0, sizeof(T)));
         return;
     }
     const size_t first = blocks_for(n);
-    char* scratch = static_cast<char*>(workspace);
     T* const buffers[2] = {reinterpret_cast<T*>(scratch), reinterpret_cast<T*>(scratch + align_up(first * sizeof(T), 256))};
     const T* src = in;
     size_t count = n;
@@ -226,8 +277,9 @@ void reduce_in_passes(const T* in, size_t n, T* out, void* workspace, BlocksFor 
 
 /// Depth of a multi-pass reduction: the sum over passes of `chain(count, blocks)`, the
 /// additions an element goes through in a pass over `count` elements in `blocks` blocks.
-template <class Chain>
-size_t multi_pass_depth(size_t n, BlocksFor blocks_for, Chain chain) {
+/// (`blocks_for` may be any callable with BlocksFor's contract.)
+template <class Blocks, class Chain>
+size_t multi_pass_depth(size_t n, Blocks blocks_for, Chain chain) {
     size_t depth = 0;
     for (size_t count = n; count > 0;) {
         const size_t blocks = blocks_for(count);
@@ -240,31 +292,20 @@ size_t multi_pass_depth(size_t n, BlocksFor blocks_for, Chain chain) {
 
 /// Depth of passes that each reduce blocks of `elements_per_block` (a power of two)
 /// with a binary tree: log2(elements_per_block) additions per pass (lessons 1-6).
-inline size_t tree_depth(size_t n, BlocksFor blocks_for, size_t elements_per_block) {
-    return multi_pass_depth(n, blocks_for, [&](size_t, size_t) { return ceil_log2(elements_per_block); });
+inline size_t tree_depth(size_t n, size_t elements_per_block) {
+    return multi_pass_depth(
+        n, [&](size_t count) { return ceil_div(count, elements_per_block); },
+        [&](size_t, size_t) { return ceil_log2(elements_per_block); });
 }
 
 /// Depth of passes in which each of `threads` x blocks threads first adds its share of
 /// the elements one after the other (a grid-stride loop), then the block adds its
 /// threads' sums with a tree of depth log2(threads) (lesson 7).
-inline size_t grid_stride_depth(size_t n, BlocksFor blocks_for, size_t threads) {
+template <class Blocks>
+size_t grid_stride_depth(size_t n, Blocks blocks_for, size_t threads) {
     return multi_pass_depth(n, blocks_for, [&](size_t count, size_t blocks) {
         return ceil_div(count, blocks * threads) + ceil_log2(threads);
     });
-}
-
-/// The run() and workspace_bytes() of a multi-pass reduction (lessons 1-7): passes of
-/// `launch_pass`, each over the previous pass's partial sums, until one value is left
-/// (reduce_in_passes()), in the scratch they need (multi_pass_workspace_bytes()). The
-/// lesson adds the name, the depth and the kernel.
-template <class T>
-Variant<T> multi_pass_variant(BlocksFor blocks_for, PassLauncher<T> launch_pass) {
-    Variant<T> v;
-    v.run = [blocks_for, launch_pass](const T* in, size_t n, T* out, void* workspace) {
-        reduce_in_passes<T>(in, n, out, workspace, blocks_for, launch_pass);
-    };
-    v.workspace_bytes = [blocks_for](size_t n) { return multi_pass_workspace_bytes<T>(n, blocks_for); };
-    return v;
 }
 
 /// Blocks of `threads` threads of `kernel` that fit on the whole GPU at once: the
@@ -285,6 +326,12 @@ inline unsigned resident_blocks(const void* kernel, unsigned threads) {
     const unsigned blocks = static_cast<unsigned>(std::max(1, sms * per_sm));
     known[key] = blocks;
     return blocks;
+}
+
+/// The same, from the kernel itself: `resident_blocks(reduce_grid_stride<double>, 256)`.
+template <class... Args>
+unsigned resident_blocks(void (*kernel)(Args...), unsigned threads) {
+    return resident_blocks(reinterpret_cast<const void*>(kernel), threads);
 }
 
 // ---------------------------------------------------------------------------------
@@ -411,12 +458,13 @@ inline double allowed_error(size_t depth, double u, double sum, double sum_abs, 
 /// fraction judge() fails the result as unjudgeable, whatever it is, so a check that
 /// could not have failed says so. With 1/10, any result that is off by a tenth of the
 /// sum fails (0, -sum, sum/2, a missing half, a pass of partial sums lost), while the
-/// loosest bound the lessons use, CUB's depth (cub_depth()) for 2^30 floats, stays
-/// below it on any GPU with 16 SMs or more (~0.03 there, ~0.004 on 132 SMs).
+/// loosest bounds the track uses, for 2^30 floats CUB's depth (cub_depth()) and the
+/// checks' depth of the atomic lessons, stay below it on any GPU with 16 SMs or more
+/// (~0.03 there, ~0.004 on 132 SMs).
 inline constexpr double kLoosestBound = 0.1;
 
 /// Whether a GPU result is correct, and by how much.
-struct Verdict {
+struct Judgement {
     bool ok = false;
     bool too_loose = false;  ///< the bound was not below kLoosestBound * |sum|: no verdict possible
     double error = 0;     ///< worst |got - reference| over the components
@@ -433,8 +481,8 @@ inline int wrap_to_int32(long long x) { return static_cast<int>(static_cast<uint
 /// allowed_error()). A floating-point result fails, marked too_loose, when that bound is
 /// not below kLoosestBound * |sum| of some component: the check could not have failed.
 template <class T>
-Verdict judge(const T& got, const Reference& ref, size_t depth) {
-    Verdict v;
+Judgement judge(const T& got, const Reference& ref, size_t depth) {
+    Judgement v;
     char buf[400];
     if constexpr (std::is_same_v<T, int>) {
         const int want = wrap_to_int32(ref.exact_sum);
@@ -520,355 +568,213 @@ inline size_t cub_depth_for(size_t n, size_t sms) {
 /// with its SM count.
 inline size_t cub_depth(size_t n) { return cub_depth_for(n, static_cast<size_t>(sm_count())); }
 
-/// An optional block x grid sweep of one `double` kernel, run with --sweep (lesson 8).
-/// The lesson sets the fields by name.
-struct Sweep {
-    /// Sums n doubles at `in` into `*out` with `blocks` blocks of `threads` threads,
-    /// including whatever zeroing of *out it needs.
-    std::function<void(const double* in, size_t n, double* out, unsigned threads, unsigned blocks)> launch;
-    /// Depth of that summation, for the check.
-    std::function<size_t(size_t n, unsigned threads, unsigned blocks)> depth;
-    std::string what;  ///< which kernel, for the table's title
-};
-
 }  // namespace tut::reduction
 
 namespace lesson {
 /// Defined by each reduction lesson (lessons/reduction/*/ and solutions/reduction/*/); the checks call it.
-tut::reduction::Variants reduction_variants();
+tut::reduction::Variants variants();
 }  // namespace lesson
 
-// ---------------------------------------------------------------------------------
-// The lesson driver: needs nvcc (it calls CUB), and only a lesson's main() uses it, so
-// the checks' host-compiled files skip it.
-// ---------------------------------------------------------------------------------
+// ==== Lesson harness: options, problem, results ====
+// It calls CUB, so it needs nvcc: the checks' host-compiled files skip it.
 #if defined(__CUDACC__)
 #include <cub/device/device_reduce.cuh>
 
 namespace tut::reduction {
 
-/// cub::DeviceReduce::Sum with its temporary storage allocated once: the library
-/// baseline every lesson is measured against.
+/// A reduction lesson's command line; a lesson adds its own to `cli` (lesson 08's --sweep).
+struct Options {
+    explicit Options(const LessonInfo& lesson)
+        : cli(lesson.lesson,
+              std::string(lesson.title) + "\nSums n random elements on the GPU; prints GB/s beside cub::DeviceReduce::Sum."),
+          lesson(lesson) {
+        cli.add_int("n", &n, "number of elements", 1, static_cast<long long>(kMaxN));
+        cli.add_string("type", &type, "element type", {"double", "float", "int", "complex", "all"});
+        cli.add_int("reruns", &reruns, "runs whose results are compared bit for bit (0: none)", 0, 1000);
+    }
+    /// Exits 0 on --help; 2 on bad input or a --variant that --type's types lack; 77 without a GPU.
+    void parse(int argc, char** argv, const Variants& variants) {
+        std::vector<std::string> names;
+        for (const auto& of_type :
+             {names_of(variants.f64), names_of(variants.f32), names_of(variants.i32), names_of(variants.c64)})
+            names.insert(names.end(), of_type.begin(), of_type.end());
+        parse_lesson_options(cli, run, argc, argv, lesson, names, [&] {
+            if (!wants(variants.f64) && !wants(variants.f32) && !wants(variants.i32) && !wants(variants.c64))
+                throw UsageError("--variant '" + run.variant + "' is not a variant of --type " + type);
+        });
+    }
+    /// True when --type selects T and --variant is empty or one of `variants`: T's table runs.
+    template <class T>
+    bool wants(const std::vector<Variant<T>>& variants) const {
+        if (type != "all" && type != type_name<T>()) return false;
+        return run.variant.empty() || std::any_of(variants.begin(), variants.end(),
+                                                  [&](const Variant<T>& v) { return v.name == run.variant; });
+    }
+
+    Cli cli;
+    LessonInfo lesson;
+    RunOptions run;
+    size_t n = kDefaultN;
+    std::string type = "double";
+    int reruns = 10;
+};
+
+/// What the determinism reruns found: how many distinct bit patterns `runs` more runs gave.
+struct Reruns {
+    int runs = 0;         ///< 0: none were made (--reruns 0, --profile)
+    int distinct = -1;    ///< -1 when none were made
+    double spread = NAN;  ///< largest - smallest result, over the components
+    std::string cell() const { return runs > 0 ? fmt("%d/%d", distinct, runs) : "-"; }
+};
+
+/// The ceiling every record is judged against.
+inline constexpr const char* kDramPeak = "DRAM bandwidth, theoretical (2 x memory clock x bus width)";
+
+/// One element type's sum as a lesson measures it, with cub::DeviceReduce::Sum measured
+/// like its variants in the same run (not under --profile).
 template <class T>
-class CubSum {
+class Problem {
   public:
-    explicit CubSum(size_t n) : n_(n) {
-        TUT_CUDA(cub::DeviceReduce::Sum(nullptr, bytes_, static_cast<const T*>(nullptr), static_cast<T*>(nullptr), n_));
-        temp_ = DeviceBuffer<unsigned char>(bytes_);
-    }
-    void operator()(const T* in, T* out) {
-        size_t bytes = bytes_;
-        TUT_CUDA(cub::DeviceReduce::Sum(temp_.get(), bytes, in, out, n_));
-    }
-
-  private:
-    size_t n_ = 0, bytes_ = 0;
-    DeviceBuffer<unsigned char> temp_;
-};
-
-/// Runs `work` `runs` times, reading the one-element result back after each, and
-/// counts the distinct bit patterns: 1 means run-to-run identical.
-template <class T, class Work>
-std::pair<int, double> distinct_results(Work&& work, const T* out, int runs) {
-    std::vector<T> seen;
-    double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
-    for (int r = 0; r < runs; ++r) {
-        work();
-        T v{};
-        TUT_CUDA(cudaMemcpy(&v, out, sizeof(T), cudaMemcpyDeviceToHost));
-        bool fresh = true;
-        for (const T& s : seen) fresh = fresh && std::memcmp(&s, &v, sizeof(T)) != 0;
-        if (fresh) seen.push_back(v);
-        for (int c = 0; c < components<T>(); ++c) {
-            lo[c] = std::min(lo[c], component(v, c));
-            hi[c] = std::max(hi[c], component(v, c));
+    Problem(Bench& bench, const Options& options, double d2d_gbs)
+        : bench_(bench),
+          n_(require_fits<T>(options.n)),
+          reruns_(bench.run().profile ? 0 : options.reruns),
+          d2d_gbs_(d2d_gbs),
+          out_(1),
+          // a first pass's partial sums and CUB's storage: no run grows it
+          workspace_(n_ * sizeof(T) / 64 + 65536) {
+        {
+            std::vector<T> host = random_input<T>(n_, static_cast<uint64_t>(bench.run().seed));
+            if (bench.run().check()) ref_ = reference_sum(host);
+            in_ = DeviceBuffer<T>(host);
         }
+        if (!bench.run().profile) measure_library();
     }
-    double spread = 0;
-    for (int c = 0; c < components<T>(); ++c) spread = std::max(spread, hi[c] - lo[c]);
-    return {static_cast<int>(seen.size()), runs > 0 ? spread : NAN};
-}
+    /// The L2 flushed before each timed run (but under --profile): a small --n stays honest.
+    TimingOptions timing() const { return bench_.timing({0, 0, !bench_.run().profile}); }
 
-/// What every type's table shares.
-struct DriverContext {
-    const LessonInfo& info;
-    size_t n;
-    const RunOptions& run;
-    int determinism_runs;
-    const DeviceFacts& dev;
-    double d2d_gbs;
-};
-
-/// Registers and static shared memory of a kernel, or {-1, -1} if unknown.
-inline std::pair<int, int> kernel_resources(const void* kernel) {
-    if (!kernel) return {-1, -1};
-    cudaFuncAttributes attr{};
-    TUT_CUDA(cudaFuncGetAttributes(&attr, kernel));
-    return {attr.numRegs, static_cast<int>(attr.sharedSizeBytes)};
-}
-
-/// Measures, checks and prints every variant of one type. Returns false when a check failed.
-template <class T>
-bool run_type(const DriverContext& ctx, const std::vector<Variant<T>>& variants) {
-    const size_t n = ctx.n;
-    const RunOptions& run = ctx.run;
-    std::vector<const Variant<T>*> chosen;
-    for (const Variant<T>& v : variants)
-        if (run.variant.empty() || v.name == run.variant) chosen.push_back(&v);
-    if (chosen.empty()) {
-        if (variants.empty())
-            std::printf("\n%s/%s: no %s variant in this lesson (see its README)\n", ctx.info.track, ctx.info.lesson,
-                        type_name<T>());
-        return true;
+    /// One run on a poisoned output and workspace, judged as a sum of depth `depth`.
+    template <class R>
+    Verdict check(const R& run, size_t depth) {
+        poison_output(out_.get(), ref_);
+        workspace_.poison();
+        this->run(run);
+        const Judgement j = judge(out_.download()[0], ref_, depth);
+        return j.ok ? passed(ref_.exact ? "ok (exact)" : fmt("ok (%.1e)", j.relative)) : failed(j.text);
     }
-    if (auto why = device_memory_shortfall(n * sizeof(T) + n * sizeof(T) / 64 + (size_t(256) << 20)); !why.empty())
-        throw Unsupported("n = " + std::to_string(n) + " elements of " + type_name<T>() + " " + why);
-
-    Reference ref;
-    DeviceBuffer<T> in;
-    {
-        std::vector<T> host = random_input<T>(n, static_cast<uint64_t>(run.seed));
-        if (run.check()) ref = reference_sum(host);
-        in = DeviceBuffer<T>(host);
+    /// Runs `run` once (what the bench times).
+    template <class R>
+    void run(const R& run) {
+        workspace_.begin_run();
+        run(in_.get(), n_, out_.get(), workspace_);
     }
-    DeviceBuffer<T> out(1);
-    // The input is far larger than L2 at the default size; flushing keeps small --n honest too.
-    const TimingOptions timing{run.warmup, run.repeats, !run.profile};
-    const int det_runs = run.profile ? 0 : ctx.determinism_runs;
-    const std::string prefix = std::string(ctx.info.track) + "/" + ctx.info.lesson + "/";
-
-    double library_gbs = NAN, library_ms = NAN;
-    std::string library_verdict = "-", library_distinct = "-";
-    if (!run.profile) {
-        CubSum<T> cub(n);
-        if (run.check()) {
-            poison_output(out.get(), ref);
-            cub(in.get(), out.get());
-            T got{};
-            TUT_CUDA(cudaMemcpy(&got, out.get(), sizeof(T), cudaMemcpyDeviceToHost));
-            const Verdict v = judge(got, ref, cub_depth(n));
-            library_verdict = v.ok ? (ref.exact ? "ok (exact)" : fmt("ok (%.1e)", v.relative)) : "FAILED";
-            if (!v.ok) std::fprintf(stderr, "%s [cub::DeviceReduce::Sum]: %s\n", ctx.info.lesson, v.text.c_str());
-        }
-        NvtxRange range(prefix + "cub/" + type_name<T>());
-        const Timing t = time_gpu([&] { cub(in.get(), out.get()); }, timing);
-        library_ms = t.median_ms;
-        library_gbs = gbs<T>(n, t.median_ms);
-        if (det_runs > 0) {
-            auto [distinct, spread] = distinct_results<T>([&] { cub(in.get(), out.get()); }, out.get(), det_runs);
-            library_distinct = fmt("%d/%d", distinct, det_runs);
-            (void)spread;
-        }
-    }
-
-    std::printf("\n%s/%s: %s\n  sum of n = %zu elements of %s (%.1f MiB), median of %d runs%s\n", ctx.info.track,
-                ctx.info.lesson, ctx.info.title, n, type_name<T>(), bytes_read<T>(n) / 1048576.0, run.repeats,
-                timing.flush_l2 ? ", L2 flushed before each" : "");
-    Table table({"variant", "regs", "smem B", "time ms", "GB/s", "% CUB", "% DRAM peak", "% D2D", "speedup",
-                 "distinct", "check"});
-    bool all_ok = true;
-    double previous_ms = NAN;
-    for (const Variant<T>* vp : chosen) {
-        const Variant<T>& v = *vp;
-        const size_t ws_bytes = v.workspace_bytes ? v.workspace_bytes(n) : 0;
-        DeviceBuffer<unsigned char> workspace(ws_bytes);
-        auto once = [&] { v.run(in.get(), n, out.get(), workspace.get()); };
-        const size_t depth = v.depth ? v.depth(n) : n;
-        std::string verdict = "skipped";
-        if (run.check()) {
-            poison_output(out.get(), ref);
-            workspace.poison();
-            once();
-            T got{};
-            TUT_CUDA(cudaMemcpy(&got, out.get(), sizeof(T), cudaMemcpyDeviceToHost));
-            const Verdict c = judge(got, ref, depth);
-            verdict = c.ok ? (ref.exact ? "ok (exact)" : fmt("ok (%.1e)", c.relative)) : "FAILED";
-            if (!c.ok) {
-                all_ok = false;
-                std::fprintf(stderr, "%s [%s]: %s\n", ctx.info.lesson, v.name.c_str(), c.text.c_str());
+    /// --reruns more runs of `run`, their results compared bit for bit.
+    template <class R>
+    Reruns rerun(const R& run) {
+        if (reruns_ <= 0) return {};
+        std::set<std::string> bits;
+        double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
+        for (int i = 0; i < reruns_; ++i) {
+            this->run(run);
+            const T v = out_.download()[0];
+            bits.insert(std::string(reinterpret_cast<const char*>(&v), sizeof v));
+            for (int c = 0; c < components<T>(); ++c) {
+                lo[c] = std::min(lo[c], component(v, c));
+                hi[c] = std::max(hi[c], component(v, c));
             }
         }
-        Timing t;
-        {
-            NvtxRange range(prefix + v.name);
-            t = time_gpu(once, timing);
-        }
-        int distinct = 0;
-        double spread = NAN;
-        if (det_runs > 0) std::tie(distinct, spread) = distinct_results<T>(once, out.get(), det_runs);
-
-        auto [regs, smem] = kernel_resources(v.kernel);
-        Record r;
-        r.track = ctx.info.track;
-        r.lesson = ctx.info.lesson;
+        Reruns r{reruns_, static_cast<int>(bits.size()), 0};
+        for (int c = 0; c < components<T>(); ++c) r.spread = std::max(r.spread, hi[c] - lo[c]);
+        return r;
+    }
+    /// Prints the problem's title and returns the table: one row per variant, then CUB's.
+    Table table() const {
+        const LessonInfo& l = bench_.lesson();
+        std::printf("\n%s/%s: %s\n  sum of n = %zu elements of %s (%.1f MiB), median of %d runs%s\n", l.track, l.lesson,
+                    l.title, n_, type_name<T>(), bytes_read<T>(n_) / 1048576.0, bench_.run().repeats,
+                    bench_.run().profile ? "" : ", L2 flushed before each");
+        return Table({"variant", "regs", "smem B", "time ms", "GB/s", "% CUB", "% DRAM peak", "% D2D", "speedup",
+                      "distinct", "check"});
+    }
+    /// GB/s beside CUB's, the DRAM peak and the copy bandwidth. Types other than double are
+    /// not steps of the tour's progression.
+    Result result(const Variant<T>& v, const Timing& t, const Verdict& verdict, size_t depth, const Reruns& reruns) {
+        Result out;
+        Record& r = out.record;
         r.variant = v.name;
-        r.size = std::to_string(n);
-        r.value = gbs<T>(n, t.median_ms);
+        r.size = std::to_string(n_);
+        r.value = gbs<T>(n_, t.median_ms);
         r.unit = "GB/s";
         r.time_ms = t.median_ms;
         r.library = std::string("cub::DeviceReduce::Sum (") + type_name<T>() + ")";
-        r.library_value = library_gbs;
-        r.peak = "DRAM bandwidth, theoretical (2 x memory clock x bus width)";
-        r.peak_value = ctx.dev.dram_peak_gbs;
-        r.checked = run.check() && verdict != "FAILED";
-        const double ratio_d2d = ctx.d2d_gbs > 0 ? r.value / ctx.d2d_gbs : NAN;
-        r.extra.add("type", type_name<T>())
-            .add("elements", static_cast<long long>(n))
-            .add("bytes", bytes_read<T>(n))
-            .add("d2d_gbs", ctx.d2d_gbs)
-            .add("ratio_to_d2d", ratio_d2d)
-            .add("library_time_ms", library_ms)
+        r.library_value = gbs<T>(n_, library_ms_);
+        r.peak = kDramPeak;
+        r.peak_value = bench_.device().dram_peak_gbs;
+        r.checked = verdict.passed();
+        const Resources res = resources_of(v.kernel);
+        r.extra.add("type", type_name<T>()).add("elements", static_cast<long long>(n_)).add("bytes", bytes_read<T>(n_))
+            .add("d2d_gbs", d2d_gbs_).add("ratio_to_d2d", r.value / d2d_gbs_).add("library_time_ms", library_ms_)
             .add("depth", static_cast<long long>(depth))
-            .add("workspace_bytes", static_cast<long long>(ws_bytes))
-            .add("registers", regs)
-            .add("static_shared_bytes", smem)
-            .add("determinism_runs", det_runs)
-            .add("distinct_results", det_runs > 0 ? distinct : -1)
-            .add("result_spread", spread)
-            .add("check", verdict);
-        // The track's progression (the tour's table and plots) follows the double
-        // headline; the other types are measured beside it.
+            .add("workspace_bytes", static_cast<long long>(workspace_.asked())).add("registers", res.registers)
+            .add("static_shared_bytes", static_cast<int>(res.shared_bytes)).add("determinism_runs", reruns.runs)
+            .add("distinct_results", reruns.distinct).add("result_spread", reruns.spread).add("check", verdict.cell);
         if (!std::is_same_v<T, double>) r.extra.add("progression", false);
-        table.add_row({v.name, regs >= 0 ? std::to_string(regs) : "-", smem >= 0 ? std::to_string(smem) : "-",
-                       fmt("%.4f", t.median_ms), fmt("%.0f", r.value), percent(r.ratio_to_library()),
-                       percent(r.ratio_to_peak()), percent(ratio_d2d),
-                       std::isfinite(previous_ms) ? fmt("%.2fx", previous_ms / t.median_ms) : "-",
-                       det_runs > 0 ? fmt("%d/%d", distinct, det_runs) : "-", verdict});
-        previous_ms = t.median_ms;
-        append_record(ctx.info.lesson, run.json, r);
+        out.row = {v.name, res.registers >= 0 ? std::to_string(res.registers) : "-",
+                   res.shared_bytes >= 0 ? std::to_string(res.shared_bytes) : "-", fmt("%.4f", t.median_ms),
+                   fmt("%.0f", r.value), percent(r.ratio_to_library()), percent(r.ratio_to_peak()),
+                   percent(r.value / d2d_gbs_), std::isfinite(previous_ms_) ? fmt("%.2fx", previous_ms_ / t.median_ms) : "-",
+                   reruns.cell(), verdict.cell};
+        previous_ms_ = t.median_ms;
+        return out;
     }
-    if (std::isfinite(library_gbs))
-        table.add_row({"cub::DeviceReduce::Sum", "-", "-", fmt("%.4f", library_ms), fmt("%.0f", library_gbs),
-                       "100.0%", percent(library_gbs / ctx.dev.dram_peak_gbs),
-                       percent(ctx.d2d_gbs > 0 ? library_gbs / ctx.d2d_gbs : NAN), "-", library_distinct,
-                       library_verdict});
-    table.print();
-    return all_ok;
-}
+    /// CUB's row ("-" throughout under --profile, which does not run it).
+    const std::vector<std::string>& library_row() const { return library_row_; }
 
-/// --sweep: times the lesson's sweep kernel on n doubles for threads 128..1024 per block
-/// and blocks from 128 doubling up to one thread per element, and prints a blocks x
-/// threads table of milliseconds (the historic article's experiment).
-inline bool run_sweep(const DriverContext& ctx, const Sweep& sweep) {
-    const size_t n = ctx.n;
-    const RunOptions& run = ctx.run;
-    std::vector<double> host = random_input<double>(n, static_cast<uint64_t>(run.seed));
-    const Reference ref = reference_sum(host);
-    DeviceBuffer<double> in(host);
-    host = {};
-    DeviceBuffer<double> out(1);
-    const TimingOptions timing{std::min(run.warmup, 1), std::min(run.repeats, 5), true};
-    const unsigned thread_counts[] = {128, 256, 512, 1024};
-    std::map<std::pair<unsigned, unsigned>, double> ms;  // (blocks, threads) -> median ms
-    std::vector<unsigned> block_counts;
-    for (size_t b = 128; b <= std::max<size_t>(128, ceil_div(n, 128)) && b <= (size_t(1) << 24); b *= 2)
-        block_counts.push_back(static_cast<unsigned>(b));
-    bool all_ok = true;
-    double best_ms = INFINITY;
-    unsigned best_t = 0, best_b = 0;
-    for (unsigned threads : thread_counts)
-        for (unsigned blocks : block_counts) {
-            if (size_t(blocks) > std::max<size_t>(128, ceil_div(n, threads))) continue;  // past one thread per element
-            auto once = [&] { sweep.launch(in.get(), n, out.get(), threads, blocks); };
-            poison_output(out.get(), ref);
-            once();
-            double got = 0;
-            TUT_CUDA(cudaMemcpy(&got, out.get(), sizeof(double), cudaMemcpyDeviceToHost));
-            const Verdict v = judge(got, ref, sweep.depth(n, threads, blocks));
-            if (!v.ok) {
-                all_ok = false;
-                std::fprintf(stderr, "%s sweep %u x %u: %s\n", ctx.info.lesson, blocks, threads, v.text.c_str());
-            }
-            const Timing t = time_gpu(once, timing);
-            ms[{blocks, threads}] = t.median_ms;
-            if (t.median_ms < best_ms) {
-                best_ms = t.median_ms;
-                best_t = threads;
-                best_b = blocks;
-            }
-            Record r;
-            r.track = ctx.info.track;
-            r.lesson = ctx.info.lesson;
-            r.variant = fmt("sweep %u blocks x %u threads", blocks, threads);
-            r.size = std::to_string(n);
-            r.value = gbs<double>(n, t.median_ms);
-            r.unit = "GB/s";
-            r.time_ms = t.median_ms;
-            r.peak = "DRAM bandwidth, theoretical (2 x memory clock x bus width)";
-            r.peak_value = ctx.dev.dram_peak_gbs;
-            r.checked = v.ok;
-            r.extra.add("type", "double").add("sweep", true).add("threads", int(threads)).add("blocks", int(blocks));
-            append_record(ctx.info.lesson, run.json, r);
-        }
-    std::printf("\n%s/%s --sweep: %s, n = %zu doubles, time in ms (median of %d, L2 flushed)\n", ctx.info.track,
-                ctx.info.lesson, sweep.what.c_str(), n, timing.repeats);
-    Table table({"blocks", "128 thr", "256 thr", "512 thr", "1024 thr"});
-    for (unsigned blocks : block_counts) {
-        std::vector<std::string> row{std::to_string(blocks)};
-        for (unsigned threads : thread_counts) {
-            auto it = ms.find({blocks, threads});
-            row.push_back(it == ms.end() ? "" : fmt("%.3f%s", it->second, blocks == best_b && threads == best_t ? "*" : ""));
-        }
-        table.add_row(row);
+  private:
+    /// CUB on the same input: checked (a failure is its own, not the lesson's), timed, rerun.
+    void measure_library() {
+        size_t bytes = 0;
+        TUT_CUDA(cub::DeviceReduce::Sum(nullptr, bytes, in_.get(), out_.get(), n_));
+        const auto library = [bytes](const T* in, size_t n, T* out, Workspace& workspace) {
+            size_t b = bytes;
+            TUT_CUDA(cub::DeviceReduce::Sum(workspace.get(b), b, in, out, n));
+        };
+        Verdict verdict{Verdict::State::skipped, "-", ""};
+        if (bench_.run().check()) verdict = check(library, cub_depth(n_));
+        if (verdict.failed())
+            std::fprintf(stderr, "%s [cub::DeviceReduce::Sum]: %s\n", bench_.lesson().lesson, verdict.detail.c_str());
+        library_ms_ = bench_.time(std::string("cub/") + type_name<T>(), [&] { run(library); }, timing()).median_ms;
+        const double g = gbs<T>(n_, library_ms_);
+        library_row_ = {"cub::DeviceReduce::Sum", "-", "-", fmt("%.4f", library_ms_), fmt("%.0f", g), "100.0%",
+                        percent(g / bench_.device().dram_peak_gbs), percent(g / d2d_gbs_), "-", rerun(library).cell(),
+                        verdict.cell};
     }
-    table.print();
-    std::printf("best (*): %u blocks x %u threads, %.3f ms = %.0f GB/s\n", best_b, best_t, best_ms,
-                gbs<double>(n, best_ms));
-    return all_ok;
-}
 
-/// The main() of every reduction lesson: parse options, then for each chosen type run
-/// CUB and each variant, check, time, print the table and append JSON records.
-inline int lesson_main(int argc, char** argv, const LessonInfo& info, const Variants& variants,
-                       const Sweep& sweep = {}) {
-    Cli cli(info.lesson, std::string(info.title) +
-                             "\nSums n random elements on the GPU; prints GB/s beside cub::DeviceReduce::Sum.");
-    size_t n = kDefaultN;
-    std::string type = "double";
-    int determinism_runs = 10;
-    bool do_sweep = false;
-    cli.add_int("n", &n, "number of elements", 1, static_cast<long long>(kMaxN));
-    cli.add_string("type", &type, "element type", {"double", "float", "int", "complex", "all"});
-    cli.add_int("reruns", &determinism_runs,
-                "runs whose results are compared bit for bit (0: none)", 0, 1000);
-    if (sweep.launch)
-        cli.add_flag("sweep", &do_sweep, "also time a blocks x threads sweep of the kernel on doubles");
-    RunOptions run;
-    add_run_options(cli, run);
-    cli.parse_or_exit(argc, argv);
-    finish_run_options(run);
+    Bench& bench_;
+    size_t n_;
+    int reruns_;
+    double d2d_gbs_;
+    Reference ref_;
+    DeviceBuffer<T> in_;
+    DeviceBuffer<T> out_;
+    Workspace workspace_;
+    double library_ms_ = NAN, previous_ms_ = NAN;
+    std::vector<std::string> library_row_{"cub::DeviceReduce::Sum", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"};
+};
 
-    auto selected = [&](const char* name) { return type == "all" || type == name; };
-    std::vector<std::string> names;
-    auto collect = [&](const char* tname, const auto& list) {
-        if (selected(tname))
-            for (auto& v : list) names.push_back(v.name);
+/// Measures the copy bandwidth once, then calls `body(problem, variants)` for each element
+/// type that --type and --variant select: one table per type.
+template <class Body>
+void for_each_type(Bench& bench, const Options& options, const Variants& variants, Body&& body) {
+    const double d2d_gbs = bench.run().profile ? NAN : measure_d2d_bandwidth_gbs();
+    if (!bench.run().profile) std::printf("Measured device-to-device cudaMemcpy: %.0f GB/s (read + write)\n", d2d_gbs);
+    const auto measure = [&](auto element) {
+        using T = decltype(element);
+        if (!options.wants(variants.of<T>())) return;
+        Problem<T> problem(bench, options, d2d_gbs);
+        body(problem, variants.of<T>());
     };
-    collect("double", variants.f64);
-    collect("float", variants.f32);
-    collect("int", variants.i32);
-    collect("complex", variants.c64);
-    if (!variant_is_known(info.lesson, run.variant, names, " for --type " + type)) return kUsageExitCode;
-    if (names.empty()) {
-        std::fprintf(stderr, "%s: error: this lesson has no %s variant (see its README)\n", info.lesson, type.c_str());
-        return kUsageExitCode;
-    }
-    require_gpu(info.lesson);
-
-    return guarded_main(info.lesson, [&] {
-        const DeviceFacts dev = device_facts();
-        print_device_banner(dev);
-        const double d2d = run.profile ? NAN : measure_d2d_bandwidth_gbs();
-        if (!run.profile) std::printf("Measured device-to-device cudaMemcpy: %.0f GB/s (read + write)\n", d2d);
-        const DriverContext ctx{info, n, run, determinism_runs, dev, d2d};
-        bool ok = true;
-        if (selected("double")) ok = run_type<double>(ctx, variants.f64) && ok;
-        if (selected("float")) ok = run_type<float>(ctx, variants.f32) && ok;
-        if (selected("int")) ok = run_type<int>(ctx, variants.i32) && ok;
-        if (selected("complex")) ok = run_type<cuDoubleComplex>(ctx, variants.c64) && ok;
-        if (do_sweep) ok = run_sweep(ctx, sweep) && ok;
-        return ok ? 0 : 1;
-    });
+    measure(double{}); measure(float{}); measure(int{}); measure(cuDoubleComplex{});
 }
 
 }  // namespace tut::reduction

@@ -148,12 +148,15 @@ class Table {
     std::vector<std::vector<std::string>> rows_;
 };
 
-/// printf-style formatting into a std::string, for table cells.
+/// printf-style formatting into a std::string, for table cells and titles (any length).
 template <class... Args>
 std::string fmt(const char* format, Args... args) {
-    char buf[256];
-    std::snprintf(buf, sizeof buf, format, args...);
-    return buf;
+    const int size = std::snprintf(nullptr, 0, format, args...);
+    if (size <= 0) return {};
+    std::string out(static_cast<size_t>(size) + 1, '\0');
+    std::snprintf(out.data(), out.size(), format, args...);
+    out.resize(static_cast<size_t>(size));
+    return out;
 }
 
 /// A ratio as a percentage cell, "-" when unknown.

@@ -57,7 +57,8 @@ struct Timing {
 #if defined(__CUDACC__)
 namespace detail {
 /// Reads `count` int4s; the never-true store keeps the loads from being optimised away.
-__global__ void read_to_evict_l2(const int4* __restrict__ data, size_t count, int* sink) {
+/// Static: each translation unit that includes this header gets its own copy.
+static __global__ void read_to_evict_l2(const int4* __restrict__ data, size_t count, int* sink) {
     int mix = 0;
     for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x) {
         const int4 v = __ldcg(data + i);

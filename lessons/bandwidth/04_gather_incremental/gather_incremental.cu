@@ -1,6 +1,6 @@
-// Bandwidth lesson 4: extracting columns, tgt = src(:, indices), with incremental indices:
-// the grid stride is split into whole columns and leftover rows once, then each step
-// of the loop only adds.
+// bandwidth/04_gather_incremental: the column gather without a division in its loop.
+// Starts from: lesson 03's kernel. Adds: incremental indices: the grid stride is split into
+// whole columns and leftover rows once, then each step of the loop only adds.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/bandwidth/04_gather_incremental/gather_incremental.cu -o gather_incremental
@@ -15,10 +15,14 @@
 // j = k * rows + r, so one pass over j writes tgt contiguously.
 #include "tut/bandwidth.hpp"
 
+#include <string>
+#include <vector>
+
 namespace {
 
 constexpr int kThreads = 256;
 constexpr int kClassicBlocks = 64;  // the original answer's launch: 64 blocks x 256 threads
+static_assert(kThreads % 32 == 0, "blocks of whole warps: a warp's 32 consecutive j are one coalesced request");
 
 // Same walk as lesson 03, but j = col * rows + row is kept as the pair (col, row), and
 // each step moves the pair on by `stride` elements with additions only. A thread divides
@@ -44,28 +48,48 @@ __global__ void gather_incremental(int rows, int total, const float* __restrict_
 
 // kClassic: 64 x 256 threads as in the original answer; otherwise a grid that fills the
 // GPU (as many 256-thread blocks as fit on every SM at once, lesson 02).
+// Returns "": one path only (the table's path column shows "-").
 template <bool kClassic>
-void run_incremental(const tut::bandwidth::GatherInput& in, float* tgt) {
+std::string run_incremental(const tut::bandwidth::GatherInput& in, float* tgt) {
     tut::bandwidth::require_gather(in, tgt);
-    if (in.count == 0) return;
+    if (in.count == 0) return "";
     const int total = in.rows * in.count;
     const int blocks = kClassic ? kClassicBlocks : tut::bandwidth::full_grid_blocks(gather_incremental, kThreads, total);
     gather_incremental<<<blocks, kThreads>>>(in.rows, total, in.src, in.indices, tgt);
     TUT_LAUNCH("gather_incremental");
+    return "";
 }
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::bandwidth::GatherVariant> gather_variants() {
-    using tut::bandwidth::gather_variant;
-    return {gather_variant("incremental, 64x256 (classic launch)", run_incremental<true>, gather_incremental),
-            gather_variant("incremental, full grid", run_incremental<false>, gather_incremental)};
+std::vector<tut::bandwidth::GatherVariant> variants() {
+    return {{"incremental, 64x256 (classic launch)", run_incremental<true>,
+             tut::kernel_of(gather_incremental, kThreads)},
+            {"incremental, full grid", run_incremental<false>, tut::kernel_of(gather_incremental, kThreads)}};
 }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"bandwidth", "04_gather_incremental",
-                               "column gather, stride split into div/rem once, additions only"};
-    return tut::bandwidth::gather_main(argc, argv, info, lesson::gather_variants());
+    const tut::LessonInfo lesson{"bandwidth", "04_gather_incremental",
+                                 "column gather, stride split into div/rem once, additions only"};
+    const std::vector<tut::bandwidth::GatherVariant> variants = lesson::variants();
+    tut::bandwidth::GatherOptions options(lesson);  // --rows, --cols, --count, --order, --classic and the usual options
+    options.parse(argc, argv, tut::names_of(variants));
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::bandwidth::GatherProblem problem(bench, options.size);  // src, indices, cudaMemcpy D2D of the same bytes
+        tut::Table table = problem.table();
+        for (const tut::bandwidth::GatherVariant& v : variants) {
+            if (!bench.runs(v)) continue;
+            const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(v.run); });
+            const tut::Timing timing = bench.time(v.name, [&] { problem.run(v.run); }, tut::bandwidth::kFlushL2);
+            table.add_row(bench.record(problem.result(v, timing, verdict)));
+        }
+        table.add_row(problem.library_row());
+        table.print();
+        return bench.exit_code();
+    });
 }

@@ -1,8 +1,9 @@
-// CG lesson 02: the Jacobi (diagonal) preconditioner, with the loop ordered like Eigen's.
-// It adds z = D^-1 r: each iteration scales the residual by the inverse diagonal and builds
-// the next search direction from z, with r.z in place of r.r. On a matrix whose rows are
-// scaled very differently (here: coefficients over two decades) that cuts the iterations
-// by about 1.7x; the host still waits for every dot product, now one more per iteration.
+// cg/02_jacobi: the Jacobi (diagonal) preconditioner, with the loop ordered like Eigen's.
+// Starts from: lesson 01's host-driven loop. Adds: z = D^-1 r: each iteration scales the
+// residual by the inverse diagonal and builds the next search direction from z, with r.z
+// in place of r.r. On a matrix whose rows are scaled very differently (here: coefficients
+// over two decades) that cuts the iterations by about 1.7x; the host still waits for every
+// dot product, now one more per iteration.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/cg/02_jacobi/jacobi.cu -lcublas -lcusparse -o jacobi
@@ -114,16 +115,34 @@ std::unique_ptr<tut::cg::Solver> make_jacobi(const tut::cg::Csr& A, const tut::c
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::cg::Variant> cg_variants() {
-    tut::cg::Variant jacobi;
-    jacobi.name = "jacobi";
-    jacobi.make = make_jacobi;  // preconditioned (the default)
-    return {jacobi};
-}
+std::vector<tut::cg::Variant> variants() { return {{"jacobi", make_jacobi}}; }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"cg", "02_jacobi", "Jacobi-preconditioned CG, loop ordered like Eigen's"};
-    return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants());
+    const tut::LessonInfo lesson{"cg", "02_jacobi", "Jacobi-preconditioned CG, loop ordered like Eigen's"};
+    const std::vector<tut::cg::Variant> variants = lesson::variants();
+    tut::cg::Options options(lesson, tut::cg::Preconditioner::jacobi);  // --problem, --matrix, --tol, ...
+    options.parse(argc, argv, tut::names_of(variants));
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        const double d2d_gbs = tut::cg::measure_floor_bandwidth();
+        tut::Table table = tut::cg::table();
+        for (const std::string& name : tut::cg::problem_names(options)) {  // default; --problem both adds large
+            tut::cg::Problem problem(bench, options, name, d2d_gbs);  // A, b = A x*, Eigen's time from --share
+            for (const tut::cg::Variant& v : variants) {
+                if (!bench.runs(v)) continue;
+                const std::unique_ptr<tut::cg::Solver> solver = problem.solver(v);  // all set-up, untimed
+                const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(*solver); });
+                const tut::Timing timing = problem.time(v.name, *solver);  // wall clock: the host's part counts
+                const tut::Verdict again = bench.check(v.name, [&] { return problem.check_last(); });  // no stale state
+                const double spmv_gbs = problem.spmv_gbs(v.name, *solver);  // its SpMV alone
+                table.add_row(bench.record(problem.result(v, timing, spmv_gbs, verdict, again)));
+            }
+        }
+        tut::cg::print(table);
+        return bench.exit_code();
+    });
 }

@@ -1,10 +1,11 @@
-// CG lesson 06: poll the residual in pinned, mapped host memory instead of copying it
-// back. It adds a way for the host to learn how an iteration ended without any CUDA call:
-// the last kernel of every iteration writes the state (stamp, status, ||r||^2) into
-// page-locked host memory mapped into the GPU's address space (cudaHostAllocMapped), and
-// the host reads it there. The GPU writes the payload, then __threadfence_system(), then
-// the stamp; the host reads the stamp, then (acquire fence) the payload. Without the fence
-// the host could see a new stamp next to an old residual.
+// cg/06_mapped_polling: poll the residual in pinned, mapped host memory instead of copying it back.
+// Starts from: lesson 05's three fused kernels. Adds: a way for the host to learn how an
+// iteration ended without any CUDA call: the last kernel of every iteration writes the
+// state (stamp, status, ||r||^2) into page-locked host memory mapped into the GPU's address
+// space (cudaHostAllocMapped), and the host reads it there. The GPU writes the payload,
+// then __threadfence_system(), then the stamp; the host reads the stamp, then (acquire
+// fence) the payload. Without the fence the host could see a new stamp next to an old
+// residual.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/cg/06_mapped_polling/mapped_polling.cu -o mapped_polling
@@ -178,8 +179,8 @@ class PollingSolver final : public tut::cg::Solver {
     tut::DeviceBuffer<Scalars> scalars_;
 };
 
-// The factory of one polling policy.
-tut::cg::Factory polling_factory(Polling polling) {
+// Builds the solver of one polling policy (a variant's run).
+std::function<tut::cg::Make> polling_factory(Polling polling) {
     return [polling](const tut::cg::Csr& A, const tut::cg::DeviceMatrix& dA, const tut::cg::SolveOptions& opt) {
         const std::vector<float> dinv = tut::cg::inverse_diagonal(A);
         return std::unique_ptr<tut::cg::Solver>(std::make_unique<PollingSolver>(dA, dinv, opt, polling));
@@ -188,26 +189,39 @@ tut::cg::Factory polling_factory(Polling polling) {
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::cg::Variant> cg_variants() {
-    tut::cg::Variant every_iteration;
-    every_iteration.name = "poll=every-iteration";
-    every_iteration.make = polling_factory(Polling::every_iteration);
-
-    tut::cg::Variant every_k;
-    every_k.name = "poll=every-k";
-    every_k.make = polling_factory(Polling::every_k);
-    every_k.uses_check_every = true;  // waits every --check-every iterations
-
-    tut::cg::Variant run_ahead;
-    run_ahead.name = "poll=run-ahead";
-    run_ahead.make = polling_factory(Polling::run_ahead);
-    run_ahead.uses_check_every = true;  // at most --check-every iterations in flight
-    return {every_iteration, every_k, run_ahead};
+std::vector<tut::cg::Variant> variants() {
+    return {{"poll=every-iteration", polling_factory(Polling::every_iteration)},
+            {"poll=every-k", polling_factory(Polling::every_k)},
+            {"poll=run-ahead", polling_factory(Polling::run_ahead)}};
 }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"cg", "06_mapped_polling", "polling the residual in pinned mapped host memory"};
-    return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants());
+    const tut::LessonInfo lesson{"cg", "06_mapped_polling", "polling the residual in pinned mapped host memory"};
+    const std::vector<tut::cg::Variant> variants = lesson::variants();
+    tut::cg::Options options(lesson, tut::cg::Preconditioner::jacobi);  // --problem, --matrix, --tol, ...
+    options.cli.add_int("check-every", &options.check_every, "look at the residual every k iterations", 1, 100000);
+    options.parse(argc, argv, tut::names_of(variants));
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        const double d2d_gbs = tut::cg::measure_floor_bandwidth();
+        tut::Table table = tut::cg::table();
+        for (const std::string& name : tut::cg::problem_names(options)) {  // default; --problem both adds large
+            tut::cg::Problem problem(bench, options, name, d2d_gbs);  // A, b = A x*, Eigen's time from --share
+            for (const tut::cg::Variant& v : variants) {
+                if (!bench.runs(v)) continue;
+                const std::unique_ptr<tut::cg::Solver> solver = problem.solver(v);  // all set-up, untimed
+                const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(*solver); });
+                const tut::Timing timing = problem.time(v.name, *solver);  // wall clock: the host's part counts
+                const tut::Verdict again = bench.check(v.name, [&] { return problem.check_last(); });  // no stale state
+                const double spmv_gbs = problem.spmv_gbs(v.name, *solver);  // its SpMV alone
+                table.add_row(bench.record(problem.result(v, timing, spmv_gbs, verdict, again)));
+            }
+        }
+        tut::cg::print(table);
+        return bench.exit_code();
+    });
 }

@@ -1,4 +1,5 @@
-// CG lesson 07 (beyond the story): the whole loop on the GPU. It adds a CUDA graph whose
+// cg/07_graph_while: the whole loop on the GPU, as a CUDA graph with a conditional WHILE node.
+// Starts from: lesson 05's three fused kernels (beyond the story). Adds: a CUDA graph whose
 // conditional WHILE node repeats one iteration of lesson 05 (its three kernels, captured
 // once as the node's body) for as long as the body's last kernel says so. A solve is one
 // graph launch and one wait: no launch by the host per kernel, and no iteration run past
@@ -177,24 +178,52 @@ std::unique_ptr<tut::cg::Solver> make_graph_per_iteration(const tut::cg::Csr& A,
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::cg::Variant> cg_variants() {
-    tut::cg::Variant graph_while;
-    graph_while.name = "graph while";
-    graph_while.make = make_graph_while;
-    tut::cg::Variant per_iteration;
-    per_iteration.name = "graph per iteration";
-    per_iteration.make = make_graph_per_iteration;
-    per_iteration.uses_check_every = true;  // the host looks every --check-every iterations
-    return {graph_while, per_iteration};
+std::vector<tut::cg::Variant> variants() {
+    return {{"graph while", make_graph_while}, {"graph per iteration", make_graph_per_iteration}};
 }
 }  // namespace lesson
 
+namespace {
+// On a driver too old for conditional nodes (12.4): reports the program skipped, naming both versions.
+void require_conditional_nodes(const char* program) {
+    if (tut::driver_version_at_least(12040)) return;
+    int driver = 0;
+    if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;  // reported as 0.0
+    std::fprintf(stderr,
+                 "SKIPPED: %s needs conditional graph nodes, which needs a CUDA driver of version 12.4 or newer; "
+                 "this one is %d.%d. Exit code %d means skipped.\n",
+                 program, driver / 1000, driver % 1000 / 10, tut::kSkipExitCode);
+    std::exit(tut::kSkipExitCode);
+}
+}  // namespace
+
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"cg", "07_graph_while", "the loop as a CUDA graph with a conditional WHILE node"};
-    tut::cg::LessonExtras extras;
-    extras.check_device = [](const char* program) {
-        tut::cg::require_driver_version(program, 12040, "conditional graph nodes");
-    };
-    return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants(), extras);
+    const tut::LessonInfo lesson{"cg", "07_graph_while", "the loop as a CUDA graph with a conditional WHILE node"};
+    const std::vector<tut::cg::Variant> variants = lesson::variants();
+    tut::cg::Options options(lesson, tut::cg::Preconditioner::jacobi);  // --problem, --matrix, --tol, ...
+    options.cli.add_int("check-every", &options.check_every, "look at the residual every k iterations", 1, 100000);
+    options.parse(argc, argv, tut::names_of(variants));
+    require_conditional_nodes(lesson.lesson);  // exits 77 before 12.4
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        const double d2d_gbs = tut::cg::measure_floor_bandwidth();
+        tut::Table table = tut::cg::table();
+        for (const std::string& name : tut::cg::problem_names(options)) {  // default; --problem both adds large
+            tut::cg::Problem problem(bench, options, name, d2d_gbs);  // A, b = A x*, Eigen's time from --share
+            for (const tut::cg::Variant& v : variants) {
+                if (!bench.runs(v)) continue;
+                const std::unique_ptr<tut::cg::Solver> solver = problem.solver(v);  // all set-up, untimed
+                const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(*solver); });
+                const tut::Timing timing = problem.time(v.name, *solver);  // wall clock: the host's part counts
+                const tut::Verdict again = bench.check(v.name, [&] { return problem.check_last(); });  // no stale state
+                const double spmv_gbs = problem.spmv_gbs(v.name, *solver);  // its SpMV alone
+                table.add_row(bench.record(problem.result(v, timing, spmv_gbs, verdict, again)));
+            }
+        }
+        tut::cg::print(table);
+        return bench.exit_code();
+    });
 }

@@ -1,13 +1,15 @@
-// JOR lesson 01: the 2015 port. One block of 128 threads per row sums that row's
-// off-diagonal products with a shared-memory tree; two more kernels update x and reduce
-// the sweep's convergence values, which the host copies back after every sweep to decide
-// whether to go on. Three launches and one copy per sweep, as the report's CUDA version.
+// jor/01_block_per_row: the 2015 port: a block of 128 threads per row, three kernels and a copy per sweep.
+// Starts from: the CPU baseline (common/checks/jor/cpu_baseline.cpp). Adds: the report's
+// CUDA version. One block of 128 threads per row sums that row's off-diagonal products
+// with a shared-memory tree; two more kernels update x and reduce the sweep's convergence
+// values, which the host copies back after every sweep to decide whether to go on: three
+// launches and one copy per sweep.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/jor/01_block_per_row/block_per_row.cu -o block_per_row
 // Run:  ./block_per_row            (--help for options; --sizes 8192 --type float for one size)
 //
-// In this file:
+// Kernels and variants:
 //   offdiag_sums_block_per_row   block j: s_j = sum over k != j of A(j, k) x_k, thread t taking
 //                                columns t, t + 128, ...; then a shared-memory tree
 //                                (the exercise: the loop that skips the diagonal, and the tree)
@@ -17,14 +19,14 @@
 //   BlockPerRowSolver            per sweep: the sums, update_x, sweep_stats, one copy back
 //                                (tut::jor::solve_sweep_by_sweep)
 //   variants "restrict", "texture" (float only), "min rule" (the report's stopping rule)
-// Shared (tut/jor_device.cuh): update_x and sweep_stats, the generator, the driver.
+// Shared (tut/jor_device.cuh): update_x, sweep_stats, the sweep loop, the generator.
+// The harness below the divider: Options, Report and Problem (tut/jor_gpu.hpp).
 #include "tut/jor_device.cuh"
 #include "tut/jor_gpu.hpp"
 
 #include <memory>
 #include <string>
-
-constexpr int kThreads = 128;  // threads per block: per row (the report's choice)
+#include <vector>
 
 // Reads A through a const __restrict__ pointer: the compiler may route the loads through
 // the read-only (non-coherent) path, which on today's GPUs is the same unified L1/texture
@@ -42,6 +44,10 @@ struct TextureLoad {
 };
 
 namespace {
+
+constexpr int kThreads = 128;  // threads per block: per row (the report's choice)
+static_assert(kThreads % 32 == 0 && (kThreads & (kThreads - 1)) == 0,
+              "the tree halves the block's threads until one is left: whole warps, a power of two");
 
 // Block j computes s_j = sum over k != j of A(j, k) x_k into sums[j].
 template <class T, class Load>
@@ -80,7 +86,7 @@ class BlockPerRowSolver : public tut::jor::Solver<T> {
             sys_.n, opt_, x, x_work_.get(), stats_.get(),
             [&](const T* x_old) {
                 offdiag_sums_block_per_row<T><<<sys_.n, kThreads>>>(load_, x_old, sums_.get(), sys_.n);
-                TUT_CUDA(cudaGetLastError());
+                TUT_LAUNCH("offdiag_sums_block_per_row");
             },
             [&](const T* x_old, T* x_new) { tut::jor::launch_update_x(sys_, sums_.get(), x_old, x_new, opt_.alpha); });
     }
@@ -89,7 +95,7 @@ class BlockPerRowSolver : public tut::jor::Solver<T> {
 
     bool gemv_once() override {
         offdiag_sums_block_per_row<T><<<sys_.n, kThreads>>>(load_, x_work_.get(), sums_.get(), sys_.n);
-        TUT_CUDA(cudaGetLastError());
+        TUT_LAUNCH("offdiag_sums_block_per_row");
         return true;
     }
 
@@ -143,24 +149,51 @@ std::unique_ptr<tut::jor::Solver<float>> make_texture(const tut::jor::DeviceSyst
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::jor::Variant> jor_variants() {
-    tut::jor::Variant plain;
-    plain.name = "restrict";
-    plain.make_float = make_restrict<float>;
-    plain.make_double = make_restrict<double>;
-    tut::jor::Variant texture;
-    texture.name = "texture";
-    texture.make_float = make_texture;  // the report used a texture for float A only
-    tut::jor::Variant min_rule = plain;
-    min_rule.name = "min rule";
-    min_rule.stop = tut::jor::StopRule::min;
-    return {plain, texture, min_rule};
+tut::jor::Variants variants() {
+    tut::jor::Variants v;
+    // "min rule" is "restrict" stopped by the report's rule: main() and the checks pass it.
+    v.floats = {{"restrict", make_restrict<float>},
+                {"texture", make_texture},  // the report used a texture for float A only
+                {"min rule", make_restrict<float>}};
+    v.doubles = {{"restrict", make_restrict<double>}, {"min rule", make_restrict<double>}};
+    return v;
 }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"jor", "01_block_per_row",
-                               "the 2015 port: a block of 128 threads per row, three kernels and a copy per sweep"};
-    return tut::jor::lesson_main(argc, argv, info, lesson::jor_variants());
+    const tut::LessonInfo lesson{"jor", "01_block_per_row",
+                                 "the 2015 port: a block of 128 threads per row, three kernels and a copy per sweep"};
+    const tut::jor::Variants variants = lesson::variants();
+    tut::jor::Options options(lesson);  // --sizes, --matrices, --type, --tol, --alpha, --max-iter, --share, ...
+    options.parse(argc, argv, variants);
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::jor::Report report(bench, options, tut::jor::measure_read_bandwidth_gbs());  // the floor's bandwidth
+        // Per size, variant and matrix: check a solve, time the solves by the host clock (the
+        // launches and copies of a solve are part of its cost), check the last of them.
+        auto measure = [&](auto&& problem, const auto& list) {
+            for (long long n : options.sizes)
+                for (const auto& v : list) {
+                    if (!bench.runs(v)) continue;
+                    // "min rule" stops as the report did: no error bound, only finite values are required
+                    const tut::jor::StopRule stop =
+                        v.name == "min rule" ? tut::jor::StopRule::min : tut::jor::StopRule::norm;
+                    for (int m = 0; m < options.matrices; ++m) {
+                        problem.set_up(v, n, m, stop);  // matrix m of size n, generated on the GPU; v's solver
+                        const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(); });
+                        const tut::Timing timing = bench.time_host(v.name, [&] { problem.solve(); }, problem.timing());
+                        const tut::Verdict last = bench.check(v.name, [&] { return problem.check_last(); });
+                        problem.add(timing, verdict, last);  // matrix 0: also the copy of A, the GEMV alone
+                    }
+                }
+            for (const tut::Result& r : problem.results()) report.table.add_row(bench.record(r));
+        };
+        if (options.runs<float>()) measure(tut::jor::Problem<float>(options, report), variants.floats);
+        if (options.runs<double>()) measure(tut::jor::Problem<double>(options, report), variants.doubles);
+        report.print();
+        return bench.exit_code();
+    });
 }

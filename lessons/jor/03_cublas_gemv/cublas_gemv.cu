@@ -1,8 +1,9 @@
-// JOR lesson 03: the library yardstick. The product of each sweep is cuBLAS's gemv
-// instead of our kernel. cuBLAS is column-major and our A is row-major: gemv must compute
-// A x from A's memory as it is, with no copy of A, so the question is what matrix cuBLAS
-// sees there. gemv computes the whole product A x, diagonal included, so the update is
-// rewritten from the off-diagonal sum to the full product (the residual form): the same
+// jor/03_cublas_gemv: the library yardstick: cuBLAS gemv for the product of each sweep.
+// Starts from: lesson 01's solve (three kernels and a copy per sweep). Adds: cuBLAS's gemv
+// instead of our product kernel. cuBLAS is column-major and our A is row-major: gemv must
+// compute A x from A's memory as it is, with no copy of A, so the question is what matrix
+// cuBLAS sees there. gemv computes the whole product A x, diagonal included, so the update
+// is rewritten from the off-diagonal sum to the full product (the residual form): the same
 // iteration in exact arithmetic, not in float (the README measures the difference).
 // The rest of the sweep is lesson 01's: sweep_stats and one copy back.
 //
@@ -10,11 +11,13 @@
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/jor/03_cublas_gemv/cublas_gemv.cu -lcublas -o cublas_gemv
 // Run:  ./cublas_gemv              (--help for options; --sizes 8192 --type float for one size)
 //
-// In this file:
+// Kernels and variants:
 //   gemv                   y = A x by cublasSgemv / cublasDgemv, on A's memory as stored
 //   update_from_product    JOR's update of x from y = A x (the exercise, with the gemv calls)
 //   CublasSolver           per sweep: gemv, the update, sweep_stats, one copy back
 //   variant "cublas"
+// Shared (tut/jor_device.cuh): sweep_stats, the sweep loop, the generator.
+// The harness below the divider: Options, Report and Problem (tut/jor_gpu.hpp).
 #include "tut/check_cublas.hpp"
 #include "tut/jor_device.cuh"
 #include "tut/jor_gpu.hpp"
@@ -22,10 +25,11 @@
 #include <cublas_v2.h>
 
 #include <memory>
-
-constexpr int kThreads = 256;
+#include <vector>
 
 namespace {
+
+constexpr int kThreads = 256;  // threads per block of the update: one row each
 
 // y = A x for row-major A (n x n), through column-major cuBLAS, without a copy of A.
 void gemv(cublasHandle_t handle, int n, const float* A, const float* x, float* y) {
@@ -94,17 +98,45 @@ std::unique_ptr<tut::jor::Solver<T>> make_cublas(const tut::jor::DeviceSystem<T>
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::jor::Variant> jor_variants() {
-    tut::jor::Variant v;
-    v.name = "cublas";
-    v.make_float = make_cublas<float>;
-    v.make_double = make_cublas<double>;
-    return {v};
+tut::jor::Variants variants() {
+    tut::jor::Variants v;
+    v.floats = {{"cublas", make_cublas<float>}};
+    v.doubles = {{"cublas", make_cublas<double>}};
+    return v;
 }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"jor", "03_cublas_gemv", "the library: cuBLAS gemv for the product of each sweep"};
-    return tut::jor::lesson_main(argc, argv, info, lesson::jor_variants());
+    const tut::LessonInfo lesson{"jor", "03_cublas_gemv",
+                                 "the library: cuBLAS gemv for the product of each sweep"};
+    const tut::jor::Variants variants = lesson::variants();
+    tut::jor::Options options(lesson);  // --sizes, --matrices, --type, --tol, --alpha, --max-iter, --share, ...
+    options.parse(argc, argv, variants);
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::jor::Report report(bench, options, tut::jor::measure_read_bandwidth_gbs());  // the floor's bandwidth
+        // Per size, variant and matrix: check a solve, time the solves by the host clock (the
+        // launches and copies of a solve are part of its cost), check the last of them.
+        auto measure = [&](auto&& problem, const auto& list) {
+            for (long long n : options.sizes)
+                for (const auto& v : list) {
+                    if (!bench.runs(v)) continue;
+                    for (int m = 0; m < options.matrices; ++m) {
+                        problem.set_up(v, n, m);  // matrix m of size n, generated on the GPU; v's solver
+                        const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(); });
+                        const tut::Timing timing = bench.time_host(v.name, [&] { problem.solve(); }, problem.timing());
+                        const tut::Verdict last = bench.check(v.name, [&] { return problem.check_last(); });
+                        problem.add(timing, verdict, last);  // matrix 0: also the copy of A, the GEMV alone
+                    }
+                }
+            for (const tut::Result& r : problem.results()) report.table.add_row(bench.record(r));
+        };
+        if (options.runs<float>()) measure(tut::jor::Problem<float>(options, report), variants.floats);
+        if (options.runs<double>()) measure(tut::jor::Problem<double>(options, report), variants.doubles);
+        report.print();
+        return bench.exit_code();
+    });
 }

@@ -1,31 +1,41 @@
-// JOR lesson 05: the loop stays on the GPU. Lesson 04 launches one kernel per sweep and
-// then waits for a 16-byte copy: at small N a sweep is a few microseconds of work and
-// the round trip to the host is most of the time. Here the stopping decision is a tiny
-// kernel (decide) that reads the sweep's slot, counts the iteration and, in a CUDA
-// graph with a conditional WHILE node, ends the loop itself: one graph launch and one
-// copy per solve. The other way, without conditional nodes: queue k sweeps at a time and
-// look at the state after each k; a sweep that finds the solve done returns at once, so
-// the extra sweeps cost a launch each and change nothing.
+// jor/05_graph_loop: the loop on the GPU: a WHILE graph, or k sweeps per look.
+// Starts from: lesson 04's fused sweep. Adds: the stopping decision on the GPU. Lesson 04
+// launches one kernel per sweep and then waits for a 16-byte copy: at small N a sweep is a
+// few microseconds of work and the round trip to the host is most of the time. Here the
+// stopping decision is a tiny kernel (decide) that reads the sweep's slot, counts the
+// iteration and, in a CUDA graph with a conditional WHILE node, ends the loop itself: one
+// graph launch and one copy per solve. The other way, without conditional nodes: queue k
+// sweeps at a time and look at the state after each k; a sweep that finds the solve done
+// returns at once, so the extra sweeps cost a launch each and change nothing.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/jor/05_graph_loop/graph_loop.cu -o graph_loop
 // Run:  ./graph_loop               (--help for options; --check-every K for the other variant)
 //
-// In this file:
+// Kernels and variants:
 //   counted_sweep   lesson 04's sweep, its iteration number and buffers read from LoopState
 //   decide          after each sweep: converged, or at the limit? ends the WHILE loop
 //                   (the exercise: decide)
 //   GraphSolver     builds [ WHILE { counted_sweep, decide } ] once per x; one launch per solve
 //   variants "while graph" (CUDA 12.4+ driver), "check every k" (--check-every, default 4)
+// Shared: sweep_rows (tut/jor_rows.cuh), record_sweep, SweepSlot and the end of the solve
+// (tut/jor_record.cuh), the generator (tut/jor_device.cuh).
+// The harness below the divider: Options, Report and Problem (tut/jor_gpu.hpp).
 #include "tut/jor_device.cuh"
 #include "tut/jor_gpu.hpp"
+#include "tut/jor_record.cuh"
+#include "tut/jor_rows.cuh"
 
+#include <functional>
 #include <memory>
 #include <string>
-
-constexpr int kThreads = 256;
+#include <vector>
 
 namespace {
+
+constexpr int kThreads = 256;  // 8 warps; a sweep takes the rows a warp at a time
+static_assert(kThreads % 32 == 0, "a block is whole warps, one row at a time each");
+constexpr int kCheckEvery = 4;  // the "check every k" variant's k unless --check-every says otherwise
 
 // Where the solve stands, on the device: sweeps done, and whether it has finished.
 struct LoopState {
@@ -179,44 +189,60 @@ std::unique_ptr<tut::jor::Solver<T>> make_graph_solver(const tut::jor::DeviceSys
     return std::make_unique<GraphSolver<T>>(sys, opt, check_every);
 }
 
-// The variants; "check every k" reads k from `check_every` when it builds a solver (main()
-// owns the value and its --check-every option).
-std::vector<tut::jor::Variant> make_variants(const int& check_every) {
-    tut::jor::Variant graph;
-    graph.name = "while graph";
-    graph.make_float = [](const tut::jor::DeviceSystem<float>& s, const tut::jor::SolveOptions& o) {
-        return make_graph_solver<float>(s, o, 0);
+// A variant's run: the WHILE graph (check_every = 0) or k = check_every sweeps per look.
+template <class T>
+std::function<tut::jor::Run<T>> graph_solver(int check_every) {
+    return [check_every](const tut::jor::DeviceSystem<T>& sys, const tut::jor::SolveOptions& opt) {
+        return make_graph_solver<T>(sys, opt, check_every);
     };
-    graph.make_double = [](const tut::jor::DeviceSystem<double>& s, const tut::jor::SolveOptions& o) {
-        return make_graph_solver<double>(s, o, 0);
-    };
-    tut::jor::Variant every;
-    every.name = "check every k";
-    const int* k = &check_every;
-    every.make_float = [k](const tut::jor::DeviceSystem<float>& s, const tut::jor::SolveOptions& o) {
-        return make_graph_solver<float>(s, o, *k);
-    };
-    every.make_double = [k](const tut::jor::DeviceSystem<double>& s, const tut::jor::SolveOptions& o) {
-        return make_graph_solver<double>(s, o, *k);
-    };
-    return {graph, every};
 }
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::jor::Variant> jor_variants() {
-    static const int kDefaultCheckEvery = 4;
-    return make_variants(kDefaultCheckEvery);
+// "check every k" looks at the state after every k sweeps it queued.
+tut::jor::Variants variants(int check_every) {
+    tut::jor::Variants v;
+    v.floats = {{"while graph", graph_solver<float>(0)}, {"check every k", graph_solver<float>(check_every)}};
+    v.doubles = {{"while graph", graph_solver<double>(0)}, {"check every k", graph_solver<double>(check_every)}};
+    return v;
 }
+tut::jor::Variants variants() { return variants(kCheckEvery); }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"jor", "05_graph_loop", "the loop on the GPU: a WHILE graph, or k sweeps per look"};
-    int check_every = 4;
-    tut::jor::LessonExtras extras;
-    extras.add_options = [&check_every](tut::Cli& cli) {
-        cli.add_int("check-every", &check_every, "sweeps queued between two looks (variant 'check every k')", 1, 1000);
-    };
-    return tut::jor::lesson_main(argc, argv, info, make_variants(check_every), extras);
+    const tut::LessonInfo lesson{"jor", "05_graph_loop",
+                                 "the loop on the GPU: a WHILE graph, or k sweeps per look"};
+    int check_every = kCheckEvery;
+    tut::jor::Options options(lesson);  // --sizes, --matrices, --type, --tol, --alpha, --max-iter, --share, ...
+    options.cli.add_int("check-every", &check_every, "sweeps queued between two looks (variant 'check every k')", 1,
+                        1000);
+    options.parse(argc, argv, lesson::variants());
+    const tut::jor::Variants variants = lesson::variants(check_every);
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::jor::Report report(bench, options, tut::jor::measure_read_bandwidth_gbs());  // the floor's bandwidth
+        // Per size, variant and matrix: check a solve, time the solves by the host clock (the
+        // launches and copies of a solve are part of its cost), check the last of them.
+        auto measure = [&](auto&& problem, const auto& list) {
+            for (long long n : options.sizes)
+                for (const auto& v : list) {
+                    if (!bench.runs(v)) continue;
+                    for (int m = 0; m < options.matrices; ++m) {
+                        problem.set_up(v, n, m);  // matrix m of size n, generated on the GPU; v's solver
+                        const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(); });
+                        const tut::Timing timing = bench.time_host(v.name, [&] { problem.solve(); }, problem.timing());
+                        const tut::Verdict last = bench.check(v.name, [&] { return problem.check_last(); });
+                        problem.add(timing, verdict, last);  // matrix 0: also the copy of A, the GEMV alone
+                    }
+                }
+            for (const tut::Result& r : problem.results()) report.table.add_row(bench.record(r));
+        };
+        if (options.runs<float>()) measure(tut::jor::Problem<float>(options, report), variants.floats);
+        if (options.runs<double>()) measure(tut::jor::Problem<double>(options, report), variants.doubles);
+        report.print();
+        return bench.exit_code();
+    });
 }

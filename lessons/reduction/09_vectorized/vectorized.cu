@@ -1,18 +1,18 @@
-// Reduction lesson 9: vectorized loads. Lesson 8's atomic-per-block kernel, with lesson
-// 7's loop running over 16- or 32-byte vectors (double2, double4_32a, float4, ...) instead
-// of single elements, and the elements before the first aligned address and after the
-// last whole vector added one by one.
+// reduction/09_vectorized: vectorized loads, with an unaligned head and a tail.
+// Starts from: lesson 8's atomic-per-block kernel. Adds: lesson 7's loop runs over 16- or 32-byte
+// vectors (double2, double4_32a, float4, ...) instead of single elements, and the elements before the
+// first aligned address and after the last whole vector are added one by one.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/reduction/09_vectorized/vectorized.cu -o vectorized
 // Run:  ./vectorized      (2^26 doubles; --type all adds float, int, complex; --help for options)
 //
-// In this file:
-//   Pack<T, kWidth>                          the vector type of kWidth elements, and the sum of its lanes
+// Kernel and variants:
+//   Pack<T, kWidth>                               the vector type of kWidth elements, and the sum of its lanes
 //   grid_stride_sum<T, kWidth>(in, count, head)   this thread's share: head, whole vectors, tail
-//   reduce_vectorized<T, kWidth>             that loop, block_sum (lesson 8), one atomicAdd per block
-//   variants "double", "double2", "double4_32a", "float", "float2", "float4", "int", "int2",
-//            "int4", "complex", "complex x2" (two complex numbers per 32-byte load)
+//   reduce_vectorized<T, kWidth>                  that loop, block_sum (lesson 8), one atomicAdd per block
+//   "double", "double2", "double4_32a", "float", "float2", "float4", "int", "int2", "int4", "complex",
+//   "complex x2" (two complex numbers per 32-byte load)
 #include "tut/reduction.hpp"
 
 #include <cstdint>
@@ -21,6 +21,7 @@ namespace {
 
 constexpr unsigned kThreads = 256;  // threads per block
 constexpr unsigned kWarp = 32;      // lanes per warp
+static_assert(kThreads % kWarp == 0 && kThreads <= 1024, "block_sum takes whole warps, at most 32 of them");
 
 // ---- Vector types --------------------------------------------------------------------------
 //
@@ -162,13 +163,12 @@ __global__ void reduce_vectorized(const T* __restrict__ in, size_t count, size_t
 // One full wave of blocks, or fewer for a small n: never more threads than vectors.
 template <class T, int kWidth>
 unsigned grid_for(size_t n) {
-    const unsigned resident =
-        tut::reduction::resident_blocks(tut::reduction::kernel_id(reduce_vectorized<T, kWidth>), kThreads);
+    const unsigned resident = tut::reduction::resident_blocks(reduce_vectorized<T, kWidth>, kThreads);
     return static_cast<unsigned>(std::min<size_t>(resident, std::max<size_t>(1, tut::reduction::ceil_div(n / kWidth, kThreads))));
 }
 
 template <class T, int kWidth>
-void run_sum(const T* in, size_t n, T* out, void*) {
+void run_sum(const T* in, size_t n, T* out, tut::reduction::Workspace&) {  // no scratch
     tut::reduction::require_count(n);
     using V = typename Pack<T, kWidth>::type;
     const uintptr_t address = reinterpret_cast<uintptr_t>(in);
@@ -183,30 +183,20 @@ void run_sum(const T* in, size_t n, T* out, void*) {
     TUT_LAUNCH("reduce_vectorized");
 }
 
-// Depth: the lanes of a vector (log2 W), the thread's loop (at most n / threads steps,
-// +2 for the (a + b) + (c + d) of the first step), head and tail (2), 2 x 5 shuffle
-// levels and one per atomic (one per block).
-template <class T, int kWidth>
-size_t depth(size_t n) {
-    if (n == 0) return 0;
-    const size_t blocks = grid_for<T, kWidth>(n);
-    return tut::reduction::ceil_log2(kWidth) + tut::reduction::ceil_div(n, blocks * kThreads) + 2 + 2 + 10 + blocks;
-}
+}  // namespace
 
-template <class T, int kWidth>
-tut::reduction::Variant<T> variant(const std::string& name) {
-    tut::reduction::Variant<T> v;
-    v.name = name;
-    v.run = run_sum<T, kWidth>;
-    v.depth = depth<T, kWidth>;
-    v.kernel = tut::reduction::kernel_id(reduce_vectorized<T, kWidth>);
-    return v;
-}
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
 
+namespace {
+// The kernel of one vector width.
+template <class T, int kWidth>
+tut::reduction::Variant<T> variant(const char* name) {
+    return {name, run_sum<T, kWidth>, tut::kernel_of(reduce_vectorized<T, kWidth>, kThreads)};
+}
 }  // namespace
 
 namespace lesson {
-tut::reduction::Variants reduction_variants() {
+tut::reduction::Variants variants() {
     tut::reduction::Variants all;
     all.f64 = {variant<double, 1>("double"), variant<double, 2>("double2"), variant<double, 4>("double4_32a")};
     all.f32 = {variant<float, 1>("float"), variant<float, 2>("float2"), variant<float, 4>("float4")};
@@ -216,7 +206,55 @@ tut::reduction::Variants reduction_variants() {
 }
 }  // namespace lesson
 
+namespace {
+
+// The longest chain of additions an element goes through, which sets this table's error
+// bound (the checks set their own): the lanes of a vector (log2 W), the thread's loop (at
+// most n / threads steps, +2 for the (a + b) + (c + d) of the first step), head and tail
+// (2), 2 x 5 shuffle levels and one per atomic (one per block).
+template <class T, int kWidth>
+size_t width_depth(size_t n) {
+    if (n == 0) return 0;
+    const size_t blocks = grid_for<T, kWidth>(n);
+    return tut::reduction::ceil_log2(kWidth) + tut::reduction::ceil_div(n, blocks * kThreads) + 2 + 2 + 10 + blocks;
+}
+
+// Each variant's vector width, as variants() lists them.
+template <class T>
+size_t depth(const tut::reduction::Variant<T>& v, size_t n) {
+    static const std::map<std::string, size_t (*)(size_t)> by_name{
+        {"double", width_depth<double, 1>}, {"double2", width_depth<double, 2>},
+        {"double4_32a", width_depth<double, 4>}, {"float", width_depth<float, 1>},
+        {"float2", width_depth<float, 2>}, {"float4", width_depth<float, 4>},
+        {"int", width_depth<int, 1>}, {"int2", width_depth<int, 2>},
+        {"int4", width_depth<int, 4>}, {"complex", width_depth<cuDoubleComplex, 1>},
+        {"complex x2", width_depth<cuDoubleComplex, 2>}};
+    return by_name.at(v.name)(n);
+}
+}  // namespace
+
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"reduction", "09_vectorized", "vectorized loads (double2, double4_32a), aligned head and tail"};
-    return tut::reduction::lesson_main(argc, argv, info, lesson::reduction_variants());
+    const tut::LessonInfo lesson{"reduction", "09_vectorized",
+                                 "vectorized loads (double2, double4_32a), aligned head and tail"};
+    const tut::reduction::Variants variants = lesson::variants();
+    tut::reduction::Options options(lesson);  // --n (2^26), --type (double), --reruns (10), and every lesson's options
+    options.parse(argc, argv, variants);
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        // One table per type that --type selects: its input, reference and CUB (the Problem), then its variants.
+        tut::reduction::for_each_type(bench, options, variants, [&](auto& problem, const auto& of_type) {
+            tut::Table table = problem.table();
+            for (const auto& v : of_type) {
+                if (!bench.runs(v)) continue;
+                const size_t d = depth(v, options.n);
+                const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(v.run, d); });
+                const tut::Timing timing = bench.time(v.name, [&] { problem.run(v.run); }, problem.timing());
+                const tut::reduction::Reruns reruns = problem.rerun(v.run);  // --reruns runs, compared bit for bit
+                table.add_row(bench.record(problem.result(v, timing, verdict, d, reruns)));
+            }
+            table.add_row(problem.library_row());
+            table.print();
+        });
+        return bench.exit_code();
+    });
 }

@@ -1,4 +1,4 @@
-// SGEMM lesson 01: the naive kernel, one thread per element of C.
+// sgemm/01_naive: the naive kernel, one thread per element of C.
 // Starts from: nothing; this is the track's first lesson. Adds: a kernel that computes
 // C = A * B with one thread per element, mapped so that a warp's loads are coalesced.
 //
@@ -49,13 +49,31 @@ void run_naive(int n, const float* A, const float* B, float* C) {
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::sgemm::Variant> sgemm_variants() {
-    return {tut::sgemm::kernel_variant("naive", run_naive, sgemm_naive)};
+std::vector<tut::sgemm::Variant> variants() {
+    return {{"naive", run_naive, tut::kernel_of(sgemm_naive)}};
 }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"sgemm", "01_naive", "naive SGEMM, one thread per element of C"};
-    return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants());
+    const tut::LessonInfo lesson{"sgemm", "01_naive", "naive SGEMM, one thread per element of C"};
+    const std::vector<tut::sgemm::Variant> variants = lesson::variants();
+    tut::sgemm::Options options(lesson);  // --n (4096) and the options every lesson takes
+    options.parse(argc, argv, tut::names_of(variants));
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::sgemm::Problem problem(bench, options.n);  // A, B, the reference, cuBLAS FP32 timed beside
+        tut::Table table = problem.table();
+        for (const tut::sgemm::Variant& v : variants) {
+            if (!bench.runs(v)) continue;
+            const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(v.run); });
+            const tut::Timing timing = bench.time(v.name, [&] { problem.run(v.run); });
+            table.add_row(bench.record(problem.result(v, timing, verdict)));
+        }
+        table.add_row(problem.library_row());
+        table.print();
+        return bench.exit_code();
+    });
 }

@@ -1,4 +1,4 @@
-// SGEMM lesson 03: compile-time N and an unrolled k loop.
+// sgemm/03_unrolling: compile-time N and an unrolled k loop.
 // Starts from: lesson 01's kernel. Adds: the same kernel with N a template parameter, so the
 // trip count and every address stride are constants, and the k loop unrolled by kUnroll.
 //
@@ -99,22 +99,38 @@ void run_naive(int n, const float* A, const float* B, float* C) {
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::sgemm::Variant> sgemm_variants() {
-    using tut::sgemm::kernel_variant;
+std::vector<tut::sgemm::Variant> variants() {
     // The registers column shows the N = 4096 instance of each unrolled kernel (the others differ little).
-    return {kernel_variant("runtime n", run_naive, sgemm_naive),
-            kernel_variant("unroll=1", run_unrolled<1>, sgemm_unrolled<4096, 1>),
-            kernel_variant("unroll=4", run_unrolled<4>, sgemm_unrolled<4096, 4>),
-            kernel_variant("unroll=16", run_unrolled<16>, sgemm_unrolled<4096, 16>)};
+    return {{"runtime n", run_naive, tut::kernel_of(sgemm_naive)},
+            {"unroll=1", run_unrolled<1>, tut::kernel_of(sgemm_unrolled<4096, 1>)},
+            {"unroll=4", run_unrolled<4>, tut::kernel_of(sgemm_unrolled<4096, 4>)},
+            {"unroll=16", run_unrolled<16>, tut::kernel_of(sgemm_unrolled<4096, 16>)}};
 }
 /// The only N the compile-time variants accept (the checks read it too).
-std::vector<int> sgemm_supported_sizes() { return {std::begin(kSupportedN), std::end(kSupportedN)}; }
+std::vector<int> supported_sizes() { return {std::begin(kSupportedN), std::end(kSupportedN)}; }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"sgemm", "03_unrolling", "compile-time N and an unrolled k loop"};
-    tut::sgemm::MainOptions options;
-    options.supported_n = lesson::sgemm_supported_sizes();  // --n must be one of the sizes compiled in
-    return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants(), options);
+    const tut::LessonInfo lesson{"sgemm", "03_unrolling", "compile-time N and an unrolled k loop"};
+    const std::vector<tut::sgemm::Variant> variants = lesson::variants();
+    // --n must be one of the sizes compiled in: any other is a usage error (exit 2)
+    tut::sgemm::Options options(lesson, 4096, lesson::supported_sizes());
+    options.parse(argc, argv, tut::names_of(variants));
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::sgemm::Problem problem(bench, options.n);  // A, B, the reference, cuBLAS FP32 timed beside
+        tut::Table table = problem.table();
+        for (const tut::sgemm::Variant& v : variants) {
+            if (!bench.runs(v)) continue;
+            const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(v.run); });
+            const tut::Timing timing = bench.time(v.name, [&] { problem.run(v.run); });
+            table.add_row(bench.record(problem.result(v, timing, verdict)));
+        }
+        table.add_row(problem.library_row());
+        table.print();
+        return bench.exit_code();
+    });
 }

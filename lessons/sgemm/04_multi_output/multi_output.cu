@@ -1,4 +1,4 @@
-// SGEMM lesson 04: a non 1-to-1 mapping. Each thread computes kMulti elements of a row of C.
+// sgemm/04_multi_output: a non 1-to-1 mapping. Each thread computes kMulti elements of a row of C.
 // Starts from: lesson 01's kernel. Adds: several outputs per thread, so that each A[i][k]
 // loaded serves kMulti FMAs, with the outputs either consecutive (the course slides') or
 // strided (neighbouring threads, neighbouring columns).
@@ -78,27 +78,43 @@ void run_multi(int n, const float* A, const float* B, float* C) {
     TUT_LAUNCH("sgemm_multi");
 }
 
-// The variant that computes kMulti outputs per thread with mapping kMapping.
-template <int kMulti, Mapping kMapping>
-tut::sgemm::Variant variant(const char* name) {
-    return tut::sgemm::kernel_variant(name, run_multi<kMulti, kMapping>, sgemm_multi<kMulti, kMapping>);
-}
-
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::sgemm::Variant> sgemm_variants() {
-    return {variant<1, Mapping::consecutive>("multi=1"),  // lesson 01's mapping (both mappings agree at 1)
-            variant<2, Mapping::consecutive>("multi=2 consecutive"),
-            variant<4, Mapping::consecutive>("multi=4 consecutive"),
-            variant<8, Mapping::consecutive>("multi=8 consecutive"),
-            variant<2, Mapping::strided>("multi=2 strided"),
-            variant<4, Mapping::strided>("multi=4 strided"),
-            variant<8, Mapping::strided>("multi=8 strided")};
+std::vector<tut::sgemm::Variant> variants() {
+    return {{"multi=1", run_multi<1, Mapping::consecutive>,  // lesson 01's mapping (both mappings agree at 1)
+             tut::kernel_of(sgemm_multi<1, Mapping::consecutive>)},
+            {"multi=2 consecutive", run_multi<2, Mapping::consecutive>,
+             tut::kernel_of(sgemm_multi<2, Mapping::consecutive>)},
+            {"multi=4 consecutive", run_multi<4, Mapping::consecutive>,
+             tut::kernel_of(sgemm_multi<4, Mapping::consecutive>)},
+            {"multi=8 consecutive", run_multi<8, Mapping::consecutive>,
+             tut::kernel_of(sgemm_multi<8, Mapping::consecutive>)},
+            {"multi=2 strided", run_multi<2, Mapping::strided>, tut::kernel_of(sgemm_multi<2, Mapping::strided>)},
+            {"multi=4 strided", run_multi<4, Mapping::strided>, tut::kernel_of(sgemm_multi<4, Mapping::strided>)},
+            {"multi=8 strided", run_multi<8, Mapping::strided>, tut::kernel_of(sgemm_multi<8, Mapping::strided>)}};
 }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"sgemm", "04_multi_output", "one thread, several outputs: consecutive vs strided"};
-    return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants());
+    const tut::LessonInfo lesson{"sgemm", "04_multi_output", "one thread, several outputs: consecutive vs strided"};
+    const std::vector<tut::sgemm::Variant> variants = lesson::variants();
+    tut::sgemm::Options options(lesson);  // --n (4096) and the options every lesson takes
+    options.parse(argc, argv, tut::names_of(variants));
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::sgemm::Problem problem(bench, options.n);  // A, B, the reference, cuBLAS FP32 timed beside
+        tut::Table table = problem.table();
+        for (const tut::sgemm::Variant& v : variants) {
+            if (!bench.runs(v)) continue;
+            const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(v.run); });
+            const tut::Timing timing = bench.time(v.name, [&] { problem.run(v.run); });
+            table.add_row(bench.record(problem.result(v, timing, verdict)));
+        }
+        table.add_row(problem.library_row());
+        table.print();
+        return bench.exit_code();
+    });
 }

@@ -1,4 +1,4 @@
-// SGEMM lesson 05: shared-memory tiling, square tiles of 8, 16 and 32.
+// sgemm/05_shared_tiling: shared-memory tiling, square tiles of 8, 16 and 32.
 // Starts from: lesson 01's kernel (one thread per element of C), not lesson 04's. Adds: the
 // block stages a tile of A and a tile of B in shared memory, and every element it brings in
 // from global memory serves kTile threads.
@@ -28,6 +28,7 @@ namespace {
 template <int kTile>
 __global__ void __launch_bounds__(kTile * kTile) sgemm_tiled(int n, const float* __restrict__ A,
                                                              const float* __restrict__ B, float* __restrict__ C) {
+    static_assert(kTile * kTile <= 1024, "one thread per element of a tile: at most 1024 threads a block");
     __shared__ float As[kTile][kTile];  // A[i0 .. i0+kTile)[t .. t+kTile)
     __shared__ float Bs[kTile][kTile];  // B[t .. t+kTile)[j0 .. j0+kTile)
     const int tx = threadIdx.x, ty = threadIdx.y;
@@ -68,16 +69,33 @@ void run_tiled(int n, const float* A, const float* B, float* C) {
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::sgemm::Variant> sgemm_variants() {
-    using tut::sgemm::kernel_variant;
-    return {kernel_variant("tile=8", run_tiled<8>, sgemm_tiled<8>),
-            kernel_variant("tile=16", run_tiled<16>, sgemm_tiled<16>),
-            kernel_variant("tile=32", run_tiled<32>, sgemm_tiled<32>)};
+std::vector<tut::sgemm::Variant> variants() {
+    return {{"tile=8", run_tiled<8>, tut::kernel_of(sgemm_tiled<8>)},
+            {"tile=16", run_tiled<16>, tut::kernel_of(sgemm_tiled<16>)},
+            {"tile=32", run_tiled<32>, tut::kernel_of(sgemm_tiled<32>)}};
 }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"sgemm", "05_shared_tiling", "shared-memory tiling: square tiles of 8, 16, 32"};
-    return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants());
+    const tut::LessonInfo lesson{"sgemm", "05_shared_tiling", "shared-memory tiling: square tiles of 8, 16, 32"};
+    const std::vector<tut::sgemm::Variant> variants = lesson::variants();
+    tut::sgemm::Options options(lesson);  // --n (4096) and the options every lesson takes
+    options.parse(argc, argv, tut::names_of(variants));
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::sgemm::Problem problem(bench, options.n);  // A, B, the reference, cuBLAS FP32 timed beside
+        tut::Table table = problem.table();
+        for (const tut::sgemm::Variant& v : variants) {
+            if (!bench.runs(v)) continue;
+            const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(v.run); });
+            const tut::Timing timing = bench.time(v.name, [&] { problem.run(v.run); });
+            table.add_row(bench.record(problem.result(v, timing, verdict)));
+        }
+        table.add_row(problem.library_row());
+        table.print();
+        return bench.exit_code();
+    });
 }

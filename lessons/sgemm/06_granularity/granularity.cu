@@ -1,4 +1,4 @@
-// SGEMM lesson 06: granularity, one A tile reused for G = 1, 2, 4 B tiles.
+// sgemm/06_granularity: granularity, one A tile reused for G = 1, 2, 4 B tiles.
 // Starts from: lesson 05's tile=16 kernel. Adds: G outputs per thread, G columns of tiles of
 // B per block, so that each value a thread reads from the A tile in shared memory serves G
 // FMAs (G = 1 is lesson 05's kernel).
@@ -78,16 +78,33 @@ void run_granular(int n, const float* A, const float* B, float* C) {
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::sgemm::Variant> sgemm_variants() {
-    using tut::sgemm::kernel_variant;
-    return {kernel_variant("g=1", run_granular<1>, sgemm_granular<1>),
-            kernel_variant("g=2", run_granular<2>, sgemm_granular<2>),
-            kernel_variant("g=4", run_granular<4>, sgemm_granular<4>)};
+std::vector<tut::sgemm::Variant> variants() {
+    return {{"g=1", run_granular<1>, tut::kernel_of(sgemm_granular<1>)},
+            {"g=2", run_granular<2>, tut::kernel_of(sgemm_granular<2>)},
+            {"g=4", run_granular<4>, tut::kernel_of(sgemm_granular<4>)}};
 }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"sgemm", "06_granularity", "granularity: one A tile reused for G = 1, 2, 4 B tiles"};
-    return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants());
+    const tut::LessonInfo lesson{"sgemm", "06_granularity", "granularity: one A tile reused for G = 1, 2, 4 B tiles"};
+    const std::vector<tut::sgemm::Variant> variants = lesson::variants();
+    tut::sgemm::Options options(lesson);  // --n (4096) and the options every lesson takes
+    options.parse(argc, argv, tut::names_of(variants));
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::sgemm::Problem problem(bench, options.n);  // A, B, the reference, cuBLAS FP32 timed beside
+        tut::Table table = problem.table();
+        for (const tut::sgemm::Variant& v : variants) {
+            if (!bench.runs(v)) continue;
+            const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(v.run); });
+            const tut::Timing timing = bench.time(v.name, [&] { problem.run(v.run); });
+            table.add_row(bench.record(problem.result(v, timing, verdict)));
+        }
+        table.add_row(problem.library_row());
+        table.print();
+        return bench.exit_code();
+    });
 }

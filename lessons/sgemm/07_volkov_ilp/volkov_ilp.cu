@@ -1,4 +1,4 @@
-// SGEMM lesson 07: Volkov-style instruction-level parallelism, grain = 1..16 outputs per thread.
+// sgemm/07_volkov_ilp: Volkov-style instruction-level parallelism, grain = 1..16 outputs per thread.
 // Starts from: lesson 05's tile=32 kernel. Adds: blocks of 32 x (32 / grain) threads, each
 // thread computing `grain` outputs of one column with independent accumulators, so that each
 // B value read from shared memory serves `grain` FMAs; A read four k values at a time.
@@ -17,6 +17,7 @@
 namespace {
 
 constexpr int kTile = 32;  // a 32 x 32 block of C per thread block, 32 x 32 tiles of A and B
+static_assert(kTile % 4 == 0, "A is read 4 k values at a time: a tile row is whole float4s");
 
 // Fewer threads, more work each (V. Volkov, "Better performance at lower occupancy", GTC 2010).
 // A block of 32 x (32 / kGrain) threads computes a 32 x 32 block of C: thread (tx, ty)
@@ -39,6 +40,7 @@ __global__ void __launch_bounds__(kTile * kTile / kGrain) sgemm_volkov(int n, co
                                                                        const float* __restrict__ B,
                                                                        float* __restrict__ C) {
     constexpr int kRows = kTile / kGrain;             // thread rows per block = distance between a thread's outputs
+    static_assert(kTile % kGrain == 0, "the block's thread rows, kGrain times over, are the tile's rows");
     __shared__ __align__(16) float As[kTile][kTile];  // 16-byte aligned rows (128 B) for the float4 reads
     __shared__ float Bs[kTile][kTile];
     const int tx = threadIdx.x, ty = threadIdx.y;
@@ -90,18 +92,35 @@ void run_volkov(int n, const float* A, const float* B, float* C) {
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::sgemm::Variant> sgemm_variants() {
-    using tut::sgemm::kernel_variant;
-    return {kernel_variant("grain=1", run_volkov<1>, sgemm_volkov<1>),
-            kernel_variant("grain=2", run_volkov<2>, sgemm_volkov<2>),
-            kernel_variant("grain=4", run_volkov<4>, sgemm_volkov<4>),
-            kernel_variant("grain=8", run_volkov<8>, sgemm_volkov<8>),
-            kernel_variant("grain=16", run_volkov<16>, sgemm_volkov<16>)};
+std::vector<tut::sgemm::Variant> variants() {
+    return {{"grain=1", run_volkov<1>, tut::kernel_of(sgemm_volkov<1>)},
+            {"grain=2", run_volkov<2>, tut::kernel_of(sgemm_volkov<2>)},
+            {"grain=4", run_volkov<4>, tut::kernel_of(sgemm_volkov<4>)},
+            {"grain=8", run_volkov<8>, tut::kernel_of(sgemm_volkov<8>)},
+            {"grain=16", run_volkov<16>, tut::kernel_of(sgemm_volkov<16>)}};
 }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"sgemm", "07_volkov_ilp", "Volkov-style ILP: grain = 1..16 outputs per thread"};
-    return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants());
+    const tut::LessonInfo lesson{"sgemm", "07_volkov_ilp", "Volkov-style ILP: grain = 1..16 outputs per thread"};
+    const std::vector<tut::sgemm::Variant> variants = lesson::variants();
+    tut::sgemm::Options options(lesson);  // --n (4096) and the options every lesson takes
+    options.parse(argc, argv, tut::names_of(variants));
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::sgemm::Problem problem(bench, options.n);  // A, B, the reference, cuBLAS FP32 timed beside
+        tut::Table table = problem.table();
+        for (const tut::sgemm::Variant& v : variants) {
+            if (!bench.runs(v)) continue;
+            const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(v.run); });
+            const tut::Timing timing = bench.time(v.name, [&] { problem.run(v.run); });
+            table.add_row(bench.record(problem.result(v, timing, verdict)));
+        }
+        table.add_row(problem.library_row());
+        table.print();
+        return bench.exit_code();
+    });
 }

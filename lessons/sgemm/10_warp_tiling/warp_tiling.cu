@@ -1,4 +1,4 @@
-// SGEMM lesson 10: warp tiling, so that a warp's shared-memory reads are conflict-free.
+// sgemm/10_warp_tiling: warp tiling, so that a warp's shared-memory reads are conflict-free.
 // Starts from: lesson 09's "thread 8x8" kernel (128 x 128 block tile, 8 x 8 outputs per thread).
 // Adds: the block tile is split into warp tiles, and a thread's 8 x 8 outputs into 2 x 2
 // sub-blocks of 4 x 4 spread over its warp tile, so that the float4 loads of a warp touch
@@ -21,6 +21,8 @@ namespace {
 constexpr int kBM = 128, kBN = 128, kTileK = 8;  // block tile of C and k values per tile, as in lesson 09
 constexpr int kTM = 8, kTN = 8;                  // outputs per thread, as in lesson 09
 constexpr int kThreads = 256;
+static_assert(kTileK % 4 == 0, "a float4 of A is 4 k values of one row of the tile");
+static_assert(kTM % 4 == 0 && kTN % 4 == 0, "a thread's outputs are sub-blocks of 4 x 4");
 
 // A warp computes a kWM x kWN tile of C with its 32 lanes arranged kLaneRows x kLaneCols.
 // Lane (lr, lc) owns 2 x 2 sub-blocks of 4 x 4 outputs, spread over the warp tile so that the
@@ -33,8 +35,10 @@ constexpr int kThreads = 256;
 template <int kWM, int kWN>
 struct WarpTile {
     static constexpr int kLaneRows = kWM / kTM, kLaneCols = kWN / kTN;
+    static_assert(kWM % kTM == 0 && kWN % kTN == 0, "a warp tile is whole threads' tiles of kTM x kTN");
     static_assert(kLaneRows * kLaneCols == 32, "a warp has 32 lanes");
-    static_assert((kBM / kWM) * (kBN / kWN) * 32 == kThreads, "the warp tiles cover the block tile");
+    static_assert(kBM % kWM == 0 && kBN % kWN == 0 && (kBM / kWM) * (kBN / kWN) * 32 == kThreads,
+                  "the warp tiles cover the block tile, one warp each");
     // First row (of the block tile) of sub-block s of lane row lr in warp row wr; columns likewise.
     // TODO(exercise): place the lanes' sub-blocks in the warp tile, here and in col(). Lane
     //   (lr, lc) owns sub-blocks (s, t), s and t in {0, 1}; row(wr, lr, s) is the first of the 4
@@ -128,16 +132,32 @@ void run_warp_tiled(int n, const float* A, const float* B, float* C) {
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::sgemm::Variant> sgemm_variants() {
-    using tut::sgemm::kernel_variant;
-    using tut::sgemm::launch_shape;
-    return {launch_shape(kernel_variant("warp 32x64", run_warp_tiled<32, 64>, sgemm_warp_tiled<32, 64>), kThreads),
-            launch_shape(kernel_variant("warp 64x32", run_warp_tiled<64, 32>, sgemm_warp_tiled<64, 32>), kThreads)};
+std::vector<tut::sgemm::Variant> variants() {
+    return {{"warp 32x64", run_warp_tiled<32, 64>, tut::kernel_of(sgemm_warp_tiled<32, 64>, kThreads)},
+            {"warp 64x32", run_warp_tiled<64, 32>, tut::kernel_of(sgemm_warp_tiled<64, 32>, kThreads)}};
 }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"sgemm", "10_warp_tiling", "Warp tiling: conflict-free shared-memory reads"};
-    return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants());
+    const tut::LessonInfo lesson{"sgemm", "10_warp_tiling", "Warp tiling: conflict-free shared-memory reads"};
+    const std::vector<tut::sgemm::Variant> variants = lesson::variants();
+    tut::sgemm::Options options(lesson);  // --n (4096) and the options every lesson takes
+    options.parse(argc, argv, tut::names_of(variants));
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::sgemm::Problem problem(bench, options.n);  // A, B, the reference, cuBLAS FP32 timed beside
+        tut::Table table = problem.table();
+        for (const tut::sgemm::Variant& v : variants) {
+            if (!bench.runs(v)) continue;
+            const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(v.run); });
+            const tut::Timing timing = bench.time(v.name, [&] { problem.run(v.run); });
+            table.add_row(bench.record(problem.result(v, timing, verdict)));
+        }
+        table.add_row(problem.library_row());
+        table.print();
+        return bench.exit_code();
+    });
 }

@@ -1,4 +1,4 @@
-// SGEMM lesson 11: double buffering, the next tile on its way while this one is multiplied.
+// sgemm/11_double_buffering: the next tile on its way while this one is multiplied.
 // Starts from: lesson 10's "warp 32x64" kernel. Adds: two shared-memory buffers; each
 // iteration first issues the global loads of the next tile into registers, multiplies the
 // current tile, then stores the next tile into the other buffer: one barrier per tile instead
@@ -26,6 +26,13 @@ constexpr int kThreads = 256;
 constexpr int kLoadsA = kBM * kTileK / 4 / kThreads;  // float4 loads per thread per tile: 1
 constexpr int kLoadsB = kTileK * kBN / 4 / kThreads;  // 1
 constexpr int kPadA = 4;  // As rows of kBM + 4 floats: the 2 k groups of a warp's transposed stores hit different banks
+// What the index arithmetic below assumes of the tiles:
+static_assert(kBM * kTileK % (4 * kThreads) == 0 && kTileK * kBN % (4 * kThreads) == 0,
+              "each thread loads whole float4s of A's and B's tiles");
+static_assert(kTileK % 4 == 0 && kBN % 4 == 0, "a float4 of A stays within a row of the tile, one of B too");
+static_assert((kBM / kWM) * (kBN / kWN) * 32 == kThreads, "one warp per warp tile");
+static_assert(kWM % (4 * kLaneRows) == 0 && kWN % (4 * kLaneCols) == 0 && kLaneRows * kLaneCols == 32,
+              "a warp tile is 32 lanes of kTM x kTN, as groups of 4 x 4");
 
 __device__ int row_of(int wr, int lr, int s) { return wr * kWM + s * 4 * kLaneRows + lr * 4; }  // lesson 10
 __device__ int col_of(int wc, int lc, int t) { return wc * kWN + t * 4 * kLaneCols + lc * 4; }
@@ -135,15 +142,31 @@ void run_double_buffered(int n, const float* A, const float* B, float* C) {
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::sgemm::Variant> sgemm_variants() {
-    using tut::sgemm::kernel_variant;
-    return {tut::sgemm::launch_shape(kernel_variant("2 buffers", run_double_buffered, sgemm_double_buffered),
-                                     kThreads)};
+std::vector<tut::sgemm::Variant> variants() {
+    return {{"2 buffers", run_double_buffered, tut::kernel_of(sgemm_double_buffered, kThreads)}};
 }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"sgemm", "11_double_buffering", "Double buffering: load the next tile during this one"};
-    return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants());
+    const tut::LessonInfo lesson{"sgemm", "11_double_buffering", "Double buffering: load the next tile during this one"};
+    const std::vector<tut::sgemm::Variant> variants = lesson::variants();
+    tut::sgemm::Options options(lesson);  // --n (4096) and the options every lesson takes
+    options.parse(argc, argv, tut::names_of(variants));
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::sgemm::Problem problem(bench, options.n);  // A, B, the reference, cuBLAS FP32 timed beside
+        tut::Table table = problem.table();
+        for (const tut::sgemm::Variant& v : variants) {
+            if (!bench.runs(v)) continue;
+            const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(v.run); });
+            const tut::Timing timing = bench.time(v.name, [&] { problem.run(v.run); });
+            table.add_row(bench.record(problem.result(v, timing, verdict)));
+        }
+        table.add_row(problem.library_row());
+        table.print();
+        return bench.exit_code();
+    });
 }

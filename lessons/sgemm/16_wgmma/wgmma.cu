@@ -1,4 +1,4 @@
-// SGEMM lesson 16: Hopper's own GEMM machinery: wgmma, TMA and an mbarrier pipeline (TF32).
+// sgemm/16_wgmma: Hopper's own GEMM machinery: wgmma, TMA and an mbarrier pipeline (TF32).
 // Starts from: lesson 15 (mma.sync m16n8k8: every warp loads its own fragments from shared
 // memory, a cp.async pipeline that every thread waits on at a barrier). Adds, on compute
 // capability 9.0 (H100, H200):
@@ -71,6 +71,11 @@ constexpr int kStageBytes = kABytes + kBBytes;     // 48 KiB
 constexpr int kConsumerThreads = 256;              // two warpgroups
 constexpr int kThreads = kConsumerThreads + 32;    // + the producer warp
 constexpr int kSmemBytes = kStages * kStageBytes + 2 * kStages * 8 + 1024;  // stages, barriers, alignment
+// What the kernel's boxes, descriptors and epilogue assume:
+static_assert(kBK * 4 == 128, "a row of a box is one 128-byte row of the swizzle, as the descriptors say");
+static_assert(kBM == 2 * 64 && kConsumerThreads == 2 * 128, "two consumer warpgroups of 64 rows of C each");
+static_assert(kBN == 256 && kBK % 8 == 0, "a stage is kBK / 8 wgmmas of m64n256k8");
+static_assert(kStageBytes % 1024 == 0, "every stage starts on the 1 KiB the 128-byte swizzle needs");
 
 // ------------------------------------------------------------------ the kernel
 // One block computes the 128 x 256 tile of C at (m0, n0). Shared memory: kStages stages of
@@ -370,7 +375,7 @@ void run_wgmma(int n, const float* A, const float* B, float* C) {
     static const int cc = tut::compute_capability();
     if (cc != 90)
         throw tut::Unsupported("the wgmma kernel is sm_90a code: it needs a compute capability 9.0 GPU (H100, H200)");
-    tut::sgemm::allow_dynamic_shared_memory(sgemm_wgmma, kSmemBytes);  // 193 KiB: far above the 48 KiB without asking
+    tut::allow_dynamic_shared_memory(sgemm_wgmma, kSmemBytes);  // 193 KiB: far above the 48 KiB without asking
 
     static Scratch scratch;  // freed at exit with the program
     const int ld = (n + 3) / 4 * 4;  // row pitch: a multiple of 16 bytes
@@ -404,23 +409,44 @@ constexpr const char* kVariantName = "wgmma 128x256x32 4 stages";
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::sgemm::Variant> sgemm_variants() {
-    tut::sgemm::Variant v = tut::sgemm::launch_shape(
-        tut::sgemm::kernel_variant(kVariantName, run_wgmma, sgemm_wgmma), kThreads, kSmemBytes);
-    v.input_roundoff = std::ldexp(1.0, -11);  // TF32: 10 explicit mantissa bits
-    v.min_compute_capability = 90;
-    v.needs = "wgmma and TMA (sm_90a code)";
-    return {v};
+std::vector<tut::sgemm::Variant> variants() {
+    return {{kVariantName, run_wgmma, tut::kernel_of(sgemm_wgmma, kThreads, kSmemBytes),
+             tut::Needs{90, "wgmma and TMA (sm_90a code)"}}};
 }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"sgemm", "16_wgmma", "TF32 on Hopper: wgmma, TMA and an mbarrier pipeline"};
-    tut::sgemm::MainOptions options;
-    options.tf32_library = true;  // the yardstick: cuBLAS with TF32 tensor cores
-    options.sweep_variant = kVariantName;
-    options.only_compute_capability = 90;  // sm_90a code: not even later GPUs run it
-    options.only_because = "wgmma and TMA, sm_90a code: H100, H200";
-    return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants(), options);
+    const tut::LessonInfo lesson{"sgemm", "16_wgmma", "TF32 on Hopper: wgmma, TMA and an mbarrier pipeline"};
+    const std::vector<tut::sgemm::Variant> variants = lesson::variants();
+    const tut::sgemm::Arithmetic tf32 = tut::sgemm::Arithmetic::tf32;  // the variants' inputs and the yardstick's
+    tut::sgemm::Options options(lesson);  // --n (4096) and the options every lesson takes
+    bool sweep = false;  // the tour passes it
+    options.cli.add_flag("sweep", &sweep, std::string("after the table, time '") + kVariantName +
+                                              "' against cuBLAS at N = 1024 .. 8192 (multiples of the tile and not)");
+    options.parse(argc, argv, tut::names_of(variants));
+    // sm_90a code runs on compute capability 9.0 alone, not even on later GPUs: elsewhere the
+    // lesson says so and exits with the skip code, before any work.
+    if (const int cc = tut::compute_capability(); cc != 90) {
+        std::fprintf(stderr, "%s: skipped: needs a compute capability 9.0 GPU (wgmma and TMA, sm_90a code: H100, "
+                     "H200); this GPU is %d.%d\n", lesson.lesson, cc / 10, cc % 10);
+        return tut::kSkipExitCode;
+    }
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::sgemm::Problem problem(bench, options.n, tf32);  // A, B, the reference; the yardstick: cuBLAS TF32
+        tut::Table table = problem.table();
+        for (const tut::sgemm::Variant& v : variants) {
+            if (!bench.runs(v)) continue;
+            const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(v.run, tf32); });
+            const tut::Timing timing = bench.time(v.name, [&] { problem.run(v.run); });
+            table.add_row(bench.record(problem.result(v, timing, verdict, tf32)));
+        }
+        table.add_row(problem.library_row());
+        table.print();
+        if (sweep) tut::sgemm::size_sweep(bench, variants, kVariantName, tf32);
+        return bench.exit_code();
+    });
 }

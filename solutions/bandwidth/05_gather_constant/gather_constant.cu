@@ -1,6 +1,7 @@
-// Bandwidth lesson 5: extracting columns, tgt = src(:, indices), with the stride's
-// div/rem computed once on the host and the indices in __constant__ memory (read
-// through the read-only data cache when there are more than fit).
+// bandwidth/05_gather_constant: the column gather with its indices in __constant__ memory.
+// Starts from: lesson 04's kernel. Adds: the stride's div/rem computed once on the host, and
+// the indices in __constant__ memory (read through the read-only data cache when there are
+// more than fit).
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/bandwidth/05_gather_constant/gather_constant.cu -o gather_constant
@@ -16,15 +17,20 @@
 // j = k * rows + r, so one pass over j writes tgt contiguously.
 #include "tut/bandwidth.hpp"
 
+#include <string>
+#include <vector>
+
 namespace {
 
 constexpr int kThreads = 256;
 constexpr int kClassicBlocks = 64;  // the original answer's launch: 64 blocks x 256 threads
+static_assert(kThreads % 32 == 0, "blocks of whole warps: a warp's 32 consecutive j are one coalesced request");
 
 // __constant__ memory is 64 KiB per module, read through a small per-SM cache that
 // serves one address per warp per cycle: ideal when a whole warp reads the same index,
 // as here (32 consecutive j share a column unless the warp straddles two).
 constexpr int kConstantIndices = 64 * 1024 / sizeof(int);  // 16384
+static_assert(kConstantIndices * sizeof(int) <= 64 * 1024, "__constant__ memory holds 64 KiB per module");
 __constant__ int c_indices[kConstantIndices];
 
 // Lesson 04's loop with the stride's div/rem as arguments (uniform, computed on the
@@ -53,13 +59,21 @@ __global__ void gather_precomputed(int rows, int total, int stride_div, int stri
 
 bool fits_constant(const tut::bandwidth::GatherInput& in) { return in.count <= kConstantIndices; }
 
+std::string index_path(const tut::bandwidth::GatherInput& in) {
+    return fits_constant(in) ? "__constant__"
+                             : "read-only cache: " + std::to_string(in.count) + " indices > " +
+                                   std::to_string(kConstantIndices);
+}
+
 // kClassic: 64 x 256 threads as in the original answer; otherwise a grid that fills the
 // GPU (as many 256-thread blocks as fit on every SM at once, lesson 02).
 // kReadOnlyOnly: skip __constant__ even when the indices fit (for comparison).
+// Returns the path it takes for this input (the table's path column).
 template <bool kClassic, bool kReadOnlyOnly>
-void run_precomputed(const tut::bandwidth::GatherInput& in, float* tgt) {
+std::string run_precomputed(const tut::bandwidth::GatherInput& in, float* tgt) {
     tut::bandwidth::require_gather(in, tgt);
-    if (in.count == 0) return;
+    const std::string path = kReadOnlyOnly ? "read-only cache" : index_path(in);
+    if (in.count == 0) return path;
     const int total = in.rows * in.count;
     const int blocks =
         kClassic ? kClassicBlocks : tut::bandwidth::full_grid_blocks(gather_precomputed<true>, kThreads, total);
@@ -73,31 +87,42 @@ void run_precomputed(const tut::bandwidth::GatherInput& in, float* tgt) {
         gather_precomputed<false><<<blocks, kThreads>>>(in.rows, total, stride_div, stride_rem, in.src, in.indices, tgt);
     }
     TUT_LAUNCH("gather_precomputed");
+    return path;
 }
-
-std::string index_path(const tut::bandwidth::GatherInput& in, const float*) {
-    return fits_constant(in) ? "__constant__"
-                             : "read-only cache: " + std::to_string(in.count) + " indices > " +
-                                   std::to_string(kConstantIndices);
-}
-std::string read_only_path(const tut::bandwidth::GatherInput&, const float*) { return "read-only cache"; }
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::bandwidth::GatherVariant> gather_variants() {
-    using tut::bandwidth::gather_variant;
-    return {gather_variant("precomputed + const, 64x256 (classic launch)", run_precomputed<true, false>,
-                           gather_precomputed<true>, index_path),
-            gather_variant("precomputed + read-only cache, full grid", run_precomputed<false, true>,
-                           gather_precomputed<false>, read_only_path),
-            gather_variant("precomputed + const, full grid", run_precomputed<false, false>, gather_precomputed<true>,
-                           index_path)};
+std::vector<tut::bandwidth::GatherVariant> variants() {
+    return {{"precomputed + const, 64x256 (classic launch)", run_precomputed<true, false>,
+             tut::kernel_of(gather_precomputed<true>, kThreads)},
+            {"precomputed + read-only cache, full grid", run_precomputed<false, true>,
+             tut::kernel_of(gather_precomputed<false>, kThreads)},
+            {"precomputed + const, full grid", run_precomputed<false, false>,
+             tut::kernel_of(gather_precomputed<true>, kThreads)}};
 }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"bandwidth", "05_gather_constant",
-                               "column gather, host-computed div/rem, indices in __constant__ memory"};
-    return tut::bandwidth::gather_main(argc, argv, info, lesson::gather_variants());
+    const tut::LessonInfo lesson{"bandwidth", "05_gather_constant",
+                                 "column gather, host-computed div/rem, indices in __constant__ memory"};
+    const std::vector<tut::bandwidth::GatherVariant> variants = lesson::variants();
+    tut::bandwidth::GatherOptions options(lesson);  // --rows, --cols, --count, --order, --classic and the usual options
+    options.parse(argc, argv, tut::names_of(variants));
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::bandwidth::GatherProblem problem(bench, options.size);  // src, indices, cudaMemcpy D2D of the same bytes
+        tut::Table table = problem.table();
+        for (const tut::bandwidth::GatherVariant& v : variants) {
+            if (!bench.runs(v)) continue;
+            const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(v.run); });
+            const tut::Timing timing = bench.time(v.name, [&] { problem.run(v.run); }, tut::bandwidth::kFlushL2);
+            table.add_row(bench.record(problem.result(v, timing, verdict)));
+        }
+        table.add_row(problem.library_row());
+        table.print();
+        return bench.exit_code();
+    });
 }

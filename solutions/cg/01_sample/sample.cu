@@ -1,8 +1,9 @@
-// CG lesson 01: NVIDIA's conjugate-gradient sample, retold. It adds the starting point of
-// the track: CG in float with cuBLAS for the vector work and cuSPARSE for A p, in host
-// pointer mode, no preconditioner. Every cublasSdot returns its result to a host variable,
-// so it waits for the GPU: host and GPU take turns twice per iteration, and the sample adds
-// a cudaDeviceSynchronize on top. That wait, not the SpMV, is what this lesson measures.
+// cg/01_sample: NVIDIA's conjugate-gradient sample, retold: CG driven by the host.
+// Starts from: nothing; the track's first lesson. Adds: CG in float with cuBLAS for the
+// vector work and cuSPARSE for A p, in host pointer mode, no preconditioner. Every
+// cublasSdot returns its result to a host variable, so it waits for the GPU: host and GPU
+// take turns twice per iteration, and the sample adds a cudaDeviceSynchronize on top. That
+// wait, not the SpMV, is what this lesson measures.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/cg/01_sample/sample.cu -lcublas -lcusparse -o sample
@@ -93,17 +94,35 @@ std::unique_ptr<tut::cg::Solver> make_sample(const tut::cg::Csr& A, const tut::c
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::cg::Variant> cg_variants() {
-    tut::cg::Variant sample;
-    sample.name = "host pointers";
-    sample.make = make_sample;
-    sample.preconditioned = false;  // plain CG, as the sample
-    return {sample};
-}
+std::vector<tut::cg::Variant> variants() { return {{"host pointers", make_sample}}; }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"cg", "01_sample", "the CG sample: cuBLAS + cuSPARSE, host pointer mode, no preconditioner"};
-    return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants());
+    const tut::LessonInfo lesson{"cg", "01_sample",
+                               "the CG sample: cuBLAS + cuSPARSE, host pointer mode, no preconditioner"};
+    const std::vector<tut::cg::Variant> variants = lesson::variants();
+    tut::cg::Options options(lesson, tut::cg::Preconditioner::none);  // plain CG, as the sample
+    options.parse(argc, argv, tut::names_of(variants));
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        const double d2d_gbs = tut::cg::measure_floor_bandwidth();
+        tut::Table table = tut::cg::table();
+        for (const std::string& name : tut::cg::problem_names(options)) {  // default; --problem both adds large
+            tut::cg::Problem problem(bench, options, name, d2d_gbs);  // A, b = A x*, Eigen's time from --share
+            for (const tut::cg::Variant& v : variants) {
+                if (!bench.runs(v)) continue;
+                const std::unique_ptr<tut::cg::Solver> solver = problem.solver(v);  // all set-up, untimed
+                const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(*solver); });
+                const tut::Timing timing = problem.time(v.name, *solver);  // wall clock: the host's part counts
+                const tut::Verdict again = bench.check(v.name, [&] { return problem.check_last(); });  // no stale state
+                const double spmv_gbs = problem.spmv_gbs(v.name, *solver);  // its SpMV alone
+                table.add_row(bench.record(problem.result(v, timing, spmv_gbs, verdict, again)));
+            }
+        }
+        tut::cg::print(table);
+        return bench.exit_code();
+    });
 }

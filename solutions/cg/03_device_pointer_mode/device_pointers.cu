@@ -1,8 +1,9 @@
-// CG lesson 03: device pointer mode. It adds a loop the host no longer waits on: the
-// scalars (dot products, alpha, beta) stay in device memory, two one-thread kernels compute
-// alpha and beta on the GPU, and the host copies the state back only every k iterations
-// (the story used 20) to see whether the solve is over. The price: the host learns of
-// convergence up to k - 1 iterations late, so those iterations must leave x and r alone.
+// cg/03_device_pointer_mode: device pointer mode: the host no longer waits on the loop.
+// Starts from: lesson 02's Jacobi PCG. Adds: the scalars (dot products, alpha, beta) stay
+// in device memory, two one-thread kernels compute alpha and beta on the GPU, and the host
+// copies the state back only every k iterations (the story used 20) to see whether the
+// solve is over. The price: the host learns of convergence up to k - 1 iterations late, so
+// those iterations must leave x and r alone.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/cg/03_device_pointer_mode/device_pointers.cu -lcublas -lcusparse -o device_pointers
@@ -173,18 +174,36 @@ std::unique_ptr<tut::cg::Solver> make_device_pointers(const tut::cg::Csr& A, con
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::cg::Variant> cg_variants() {
-    tut::cg::Variant device_pointers;
-    device_pointers.name = "device pointers";
-    device_pointers.make = make_device_pointers;
-    device_pointers.uses_check_every = true;  // the host looks every --check-every iterations
-    return {device_pointers};
-}
+std::vector<tut::cg::Variant> variants() { return {{"device pointers", make_device_pointers}}; }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"cg", "03_device_pointer_mode",
+    const tut::LessonInfo lesson{"cg", "03_device_pointer_mode",
                                "device pointer mode: scalars stay on the GPU, residual checked every k iterations"};
-    return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants());
+    const std::vector<tut::cg::Variant> variants = lesson::variants();
+    tut::cg::Options options(lesson, tut::cg::Preconditioner::jacobi);  // --problem, --matrix, --tol, ...
+    options.cli.add_int("check-every", &options.check_every, "look at the residual every k iterations", 1, 100000);
+    options.parse(argc, argv, tut::names_of(variants));
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        const double d2d_gbs = tut::cg::measure_floor_bandwidth();
+        tut::Table table = tut::cg::table();
+        for (const std::string& name : tut::cg::problem_names(options)) {  // default; --problem both adds large
+            tut::cg::Problem problem(bench, options, name, d2d_gbs);  // A, b = A x*, Eigen's time from --share
+            for (const tut::cg::Variant& v : variants) {
+                if (!bench.runs(v)) continue;
+                const std::unique_ptr<tut::cg::Solver> solver = problem.solver(v);  // all set-up, untimed
+                const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(*solver); });
+                const tut::Timing timing = problem.time(v.name, *solver);  // wall clock: the host's part counts
+                const tut::Verdict again = bench.check(v.name, [&] { return problem.check_last(); });  // no stale state
+                const double spmv_gbs = problem.spmv_gbs(v.name, *solver);  // its SpMV alone
+                table.add_row(bench.record(problem.result(v, timing, spmv_gbs, verdict, again)));
+            }
+        }
+        tut::cg::print(table);
+        return bench.exit_code();
+    });
 }

@@ -1,9 +1,10 @@
-// CG lesson 04: our own dot-product kernel in place of cublasSdot. It adds a one-launch
-// dot product: a grid-stride loop, a sum over the block, and one atomicAdd per block into
-// the result. cublasSdot in device pointer mode is two launches (per-block partial sums,
-// then a final reduction) written for any length, stride and type; three dots per
-// iteration, so six launches become three. The result accumulates, so it must start at
-// zero: the kernel that consumes a dot product (update_alpha, update_beta) zeroes it.
+// cg/04_own_dot: our own dot-product kernel in place of cublasSdot.
+// Starts from: lesson 03's device-pointer loop. Adds: a one-launch dot product: a
+// grid-stride loop, a sum over the block, and one atomicAdd per block into the result.
+// cublasSdot in device pointer mode is two launches (per-block partial sums, then a final
+// reduction) written for any length, stride and type; three dots per iteration, so six
+// launches become three. The result accumulates, so it must start at zero: the kernel that
+// consumes a dot product (update_alpha, update_beta) zeroes it.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/cg/04_own_dot/own_dot.cu -lcublas -lcusparse -o own_dot
@@ -27,6 +28,7 @@ using tut::cg::kConverged;  // the status codes: tut/cg.hpp
 using tut::cg::kNotPositiveDefinite;
 using tut::cg::kRunning;
 constexpr int kDotBlocksPerSm = 8;  // enough blocks to fill the GPU; few enough atomics
+static_assert(kThreads % 32 == 0 && kThreads <= 1024, "block_sum adds whole warps, at most 32 of them");
 
 // Sum of v over the block; the result is valid in thread 0. blockDim.x: a multiple of 32.
 __device__ float block_sum(float v) {
@@ -213,17 +215,35 @@ std::unique_ptr<tut::cg::Solver> make_own_dot(const tut::cg::Csr& A, const tut::
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::cg::Variant> cg_variants() {
-    tut::cg::Variant own_dot;
-    own_dot.name = "own dot";
-    own_dot.make = make_own_dot;
-    own_dot.uses_check_every = true;  // the host looks every --check-every iterations
-    return {own_dot};
-}
+std::vector<tut::cg::Variant> variants() { return {{"own dot", make_own_dot}}; }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"cg", "04_own_dot", "our own dot-product kernel instead of cublasSdot"};
-    return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants());
+    const tut::LessonInfo lesson{"cg", "04_own_dot", "our own dot-product kernel instead of cublasSdot"};
+    const std::vector<tut::cg::Variant> variants = lesson::variants();
+    tut::cg::Options options(lesson, tut::cg::Preconditioner::jacobi);  // --problem, --matrix, --tol, ...
+    options.cli.add_int("check-every", &options.check_every, "look at the residual every k iterations", 1, 100000);
+    options.parse(argc, argv, tut::names_of(variants));
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        const double d2d_gbs = tut::cg::measure_floor_bandwidth();
+        tut::Table table = tut::cg::table();
+        for (const std::string& name : tut::cg::problem_names(options)) {  // default; --problem both adds large
+            tut::cg::Problem problem(bench, options, name, d2d_gbs);  // A, b = A x*, Eigen's time from --share
+            for (const tut::cg::Variant& v : variants) {
+                if (!bench.runs(v)) continue;
+                const std::unique_ptr<tut::cg::Solver> solver = problem.solver(v);  // all set-up, untimed
+                const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(*solver); });
+                const tut::Timing timing = problem.time(v.name, *solver);  // wall clock: the host's part counts
+                const tut::Verdict again = bench.check(v.name, [&] { return problem.check_last(); });  // no stale state
+                const double spmv_gbs = problem.spmv_gbs(v.name, *solver);  // its SpMV alone
+                table.add_row(bench.record(problem.result(v, timing, spmv_gbs, verdict, again)));
+            }
+        }
+        tut::cg::print(table);
+        return bench.exit_code();
+    });
 }

@@ -1,11 +1,12 @@
-// CG lesson 05: kernel fusion. It adds an iteration of three kernels of our own, each
-// walking its data once, where lesson 04 made eleven calls from the host per iteration
-// (cusparseSpMV, three dots, two scalar kernels, the Jacobi kernel, two axpys, a scal and
-// an axpy; cusparseSpMV alone is three kernels on the GPU, so thirteen kernels in all).
-// At 40 000 rows each of those is a few microseconds of launch and ramp-up around well
-// under a microsecond of memory traffic, so the iteration cost what its launches cost.
-// Fusing work that walks the same rows removes launches, and the round trips through
-// memory of values another kernel has just written.
+// cg/05_fusion: kernel fusion: an iteration of three kernels of our own.
+// Starts from: lesson 04's loop. Adds: three kernels per iteration, each walking its data
+// once, where lesson 04 made eleven calls from the host per iteration (cusparseSpMV, three
+// dots, two scalar kernels, the Jacobi kernel, two axpys, a scal and an axpy; cusparseSpMV
+// alone is three kernels on the GPU, so thirteen kernels in all). At 40 000 rows each of
+// those is a few microseconds of launch and ramp-up around well under a microsecond of
+// memory traffic, so the iteration cost what its launches cost. Fusing work that walks the
+// same rows removes launches, and the round trips through memory of values another kernel
+// has just written.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/cg/05_fusion/fusion.cu -o fusion
@@ -135,17 +136,35 @@ std::unique_ptr<tut::cg::Solver> make_fused(const tut::cg::Csr& A, const tut::cg
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::cg::Variant> cg_variants() {
-    tut::cg::Variant fused;
-    fused.name = "fused";
-    fused.make = make_fused;
-    fused.uses_check_every = true;  // the host looks every --check-every iterations
-    return {fused};
-}
+std::vector<tut::cg::Variant> variants() { return {{"fused", make_fused}}; }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"cg", "05_fusion", "kernel fusion: three kernels per iteration, the SpMV our own"};
-    return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants());
+    const tut::LessonInfo lesson{"cg", "05_fusion", "kernel fusion: three kernels per iteration, the SpMV our own"};
+    const std::vector<tut::cg::Variant> variants = lesson::variants();
+    tut::cg::Options options(lesson, tut::cg::Preconditioner::jacobi);  // --problem, --matrix, --tol, ...
+    options.cli.add_int("check-every", &options.check_every, "look at the residual every k iterations", 1, 100000);
+    options.parse(argc, argv, tut::names_of(variants));
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        const double d2d_gbs = tut::cg::measure_floor_bandwidth();
+        tut::Table table = tut::cg::table();
+        for (const std::string& name : tut::cg::problem_names(options)) {  // default; --problem both adds large
+            tut::cg::Problem problem(bench, options, name, d2d_gbs);  // A, b = A x*, Eigen's time from --share
+            for (const tut::cg::Variant& v : variants) {
+                if (!bench.runs(v)) continue;
+                const std::unique_ptr<tut::cg::Solver> solver = problem.solver(v);  // all set-up, untimed
+                const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(*solver); });
+                const tut::Timing timing = problem.time(v.name, *solver);  // wall clock: the host's part counts
+                const tut::Verdict again = bench.check(v.name, [&] { return problem.check_last(); });  // no stale state
+                const double spmv_gbs = problem.spmv_gbs(v.name, *solver);  // its SpMV alone
+                table.add_row(bench.record(problem.result(v, timing, spmv_gbs, verdict, again)));
+            }
+        }
+        tut::cg::print(table);
+        return bench.exit_code();
+    });
 }

@@ -1,15 +1,16 @@
-// CG lesson 08 (beyond the story): one persistent cooperative kernel runs the whole solve.
-// It adds grid-wide barriers (cooperative_groups::this_grid().sync()) where lessons 05-07
-// ended a kernel. A kernel boundary is a barrier plus a launch; with every block resident
-// at once (a cooperative launch guarantees it, or refuses), a barrier inside one kernel
-// does the first job without the second. Every thread computes alpha, beta and the
-// stopping decision itself, from the same global sums read after the same barrier, so all
-// blocks leave the loop at the same iteration: a block that left early would leave the
-// others waiting at a barrier forever. And a kernel that never ends can keep its data
-// where it is: each block holds its tile of the matrix, and its rows' vectors, in
-// registers for the whole solve. The matrix must fit the grid for that (one block of 512
-// threads per SM, at most 512 rows and 8192 nonzeros per block: the default problem needs
-// 116 SMs); a matrix that does not fit is refused, and lesson 09 streams it instead.
+// cg/08_persistent: one persistent cooperative kernel runs the whole solve, the matrix on chip.
+// Starts from: lesson 05's fused iteration (beyond the story). Adds: grid-wide barriers
+// (cooperative_groups::this_grid().sync()) where lessons 05-07 ended a kernel. A kernel
+// boundary is a barrier plus a launch; with every block resident at once (a cooperative
+// launch guarantees it, or refuses), a barrier inside one kernel does the first job
+// without the second. Every thread computes alpha, beta and the stopping decision itself,
+// from the same global sums read after the same barrier, so all blocks leave the loop at
+// the same iteration: a block that left early would leave the others waiting at a barrier
+// forever. And a kernel that never ends can keep its data where it is: each block holds
+// its tile of the matrix, and its rows' vectors, in registers for the whole solve. The
+// matrix must fit the grid for that (one block of 512 threads per SM, at most 512 rows and
+// 8192 nonzeros per block: the default problem needs 116 SMs); a matrix that does not fit
+// is refused, and lesson 09 streams it instead.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/cg/08_persistent/persistent.cu -o persistent
@@ -43,6 +44,8 @@ using tut::cg::SolveResult;
 constexpr int kThreads = 512;                                 // threads per block (one block per SM)
 constexpr int kNonzerosPerThread = 16;                        // the matrix's registers per thread
 constexpr int kTileNonzeros = kThreads * kNonzerosPerThread;  // 8192 per block
+static_assert(kThreads % 32 == 0 && kThreads <= 1024, "block_add adds whole warps, at most 32 of them");
+static_assert(kTileNonzeros * sizeof(float) <= 48 * 1024, "a tile's products must fit static shared memory (48 KB)");
 
 // The whole solve, with the matrix in registers. Forming p where the SpMV gathers it saves
 // the barrier a separate "p = z + beta p" phase would need; p is double-buffered, since
@@ -209,18 +212,35 @@ std::unique_ptr<tut::cg::Solver> make_resident(const tut::cg::Csr& A, const tut:
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::cg::Variant> cg_variants() {
-    tut::cg::Variant resident;
-    resident.name = "resident";
-    resident.make = make_resident;
-    return {resident};
-}
+std::vector<tut::cg::Variant> variants() { return {{"resident", make_resident}}; }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"cg", "08_persistent", "one persistent cooperative kernel, the matrix kept on chip"};
-    tut::cg::LessonExtras extras;
-    extras.check_device = require_cooperative_launch;
-    return tut::cg::lesson_main(argc, argv, info, lesson::cg_variants(), extras);
+    const tut::LessonInfo lesson{"cg", "08_persistent", "one persistent cooperative kernel, the matrix kept on chip"};
+    const std::vector<tut::cg::Variant> variants = lesson::variants();
+    tut::cg::Options options(lesson, tut::cg::Preconditioner::jacobi);  // --problem, --matrix, --tol, ...
+    options.parse(argc, argv, tut::names_of(variants));
+    tut::require_cooperative_launch(lesson.lesson);  // exits 77 without cooperative launches
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        const double d2d_gbs = tut::cg::measure_floor_bandwidth();
+        tut::Table table = tut::cg::table();
+        for (const std::string& name : tut::cg::problem_names(options)) {  // default; --problem both adds large
+            tut::cg::Problem problem(bench, options, name, d2d_gbs);  // A, b = A x*, Eigen's time from --share
+            for (const tut::cg::Variant& v : variants) {
+                if (!bench.runs(v)) continue;
+                const std::unique_ptr<tut::cg::Solver> solver = problem.solver(v);  // all set-up, untimed
+                const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(*solver); });
+                const tut::Timing timing = problem.time(v.name, *solver);  // wall clock: the host's part counts
+                const tut::Verdict again = bench.check(v.name, [&] { return problem.check_last(); });  // no stale state
+                const double spmv_gbs = problem.spmv_gbs(v.name, *solver);  // its SpMV alone
+                table.add_row(bench.record(problem.result(v, timing, spmv_gbs, verdict, again)));
+            }
+        }
+        tut::cg::print(table);
+        return bench.exit_code();
+    });
 }

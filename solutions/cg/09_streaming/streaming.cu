@@ -1,7 +1,7 @@
-// CG lesson 09 (beyond the story): lesson 08's persistent kernel for a matrix too large to
-// keep on chip, streamed from memory every iteration, as close to the bandwidth floor as
-// this track gets. At 2 M rows every phase of the iteration is a stream from DRAM, and a
-// stream is as fast as the bytes it keeps in flight. It adds what a kernel that never ends
+// cg/09_streaming: the persistent kernel for a matrix streamed from memory, near the bandwidth floor.
+// Starts from: lesson 08's persistent kernel (beyond the story), for a matrix too large to
+// keep on chip. At 2 M rows every phase of the iteration is a stream from DRAM, and a
+// stream is as fast as the bytes it keeps in flight. Adds what a kernel that never ends
 // can do for such an iteration:
 //   - each block owns one stretch of rows in every phase, so the vectors only it reads
 //     stay on chip across the phases: its p (a copy: the other blocks gather p from
@@ -52,6 +52,10 @@ constexpr int kLanes = 8, kSubs = 32 / kLanes;    // 8 lanes per row, 4 sub-warp
 constexpr int kRowsPerSub = 2;                    // two rows per sub-warp at a time,
 constexpr int kBlockRowsOnChip = 8192;            // a block's p and q on chip up to 8192 rows
 constexpr int kWarpStep = kSubs * kRowsPerSub;    // rows a warp takes at a time
+static_assert(kThreads % 32 == 0 && kThreads <= 1024, "block_add adds whole warps, at most 32 of them");
+static_assert(32 % kLanes == 0, "a row's sub-warp of kLanes lanes must not straddle two warps");
+static_assert(kWarpStep % 4 == 0, "stretches start at a multiple of 4 rows: the float4 moves of phases B and C");
+static_assert(kBlockRowsOnChip % 4 == 0, "q/z starts kBlockRowsOnChip floats into shared memory: 16-byte aligned");
 
 // Every block must have finished the phase before any block starts the next one.
 __device__ void grid_barrier(coop::grid_group& grid) { grid.sync(); }
@@ -331,8 +335,8 @@ __global__ void __launch_bounds__(kThreads, 2) spmv_kernel(tut::cg::DeviceCsr A,
 // The host side
 // ---------------------------------------------------------------------------------------
 
-// This lesson's options. They live in main() and reach the solvers through the variants'
-// factories (cg_variants() uses the defaults).
+// This lesson's options. They live in main() and reach the solvers through the variants
+// (lesson::variants() without arguments uses the defaults).
 struct StreamingOptions {
     std::string l2_window = "on";  // keep the row pointers in L2 with an access-policy window
     int blocks_per_sm = 0;         // 0: as many as fit
@@ -423,8 +427,8 @@ class StreamingSolver final : public tut::cg::Solver {
     tut::PersistingL2Window l2_window_;  // the row pointers kept in L2
 };
 
-// The factory of one variant; `options` must outlive it (main's, or kDefaultOptions).
-tut::cg::Factory streaming_factory(const StreamingOptions& options, bool vectors_on_chip) {
+// Builds the solver of one variant (its run); `options` must outlive it.
+std::function<tut::cg::Make> streaming_factory(const StreamingOptions& options, bool vectors_on_chip) {
     return [&options, vectors_on_chip](const tut::cg::Csr& A, const tut::cg::DeviceMatrix& dA,
                                        const tut::cg::SolveOptions& opt) {
         const std::vector<float> dinv = tut::cg::inverse_diagonal(A);
@@ -433,40 +437,55 @@ tut::cg::Factory streaming_factory(const StreamingOptions& options, bool vectors
     };
 }
 
-std::vector<tut::cg::Variant> streaming_variants(const StreamingOptions& options) {
-    tut::cg::Variant on_chip;
-    on_chip.name = "vectors=on-chip";
-    on_chip.make = streaming_factory(options, true);
-
-    tut::cg::Variant in_memory;
-    in_memory.name = "vectors=memory";
-    in_memory.make = streaming_factory(options, false);
-    return {on_chip, in_memory};
-}
-
-const StreamingOptions kDefaultOptions{};
-
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::cg::Variant> cg_variants() { return streaming_variants(kDefaultOptions); }
+// The variants with the options of this run (`options` must outlive them: main's).
+std::vector<tut::cg::Variant> variants(const StreamingOptions& options) {
+    return {{"vectors=on-chip", streaming_factory(options, true)},
+            {"vectors=memory", streaming_factory(options, false)}};
+}
+// With the default options: what the checks run.
+std::vector<tut::cg::Variant> variants() {
+    static const StreamingOptions defaults{};
+    return variants(defaults);
+}
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"cg", "09_streaming",
+    const tut::LessonInfo lesson{"cg", "09_streaming",
                                "the persistent kernel for a matrix streamed from memory, near the bandwidth floor"};
-    StreamingOptions options;  // filled from the command line before any solver is built
-    tut::cg::LessonExtras extras;
-    extras.add_options = [&options](tut::Cli& cli) {
-        cli.add_string("l2-window", &options.l2_window, "keep the row pointers in L2 with an access-policy window",
-                       {"on", "off"});
-        cli.add_int("blocks-per-sm", &options.blocks_per_sm, "blocks of 384 threads per SM (0: as many as fit)", 0, 2);
-    };
-    extras.check_device = [](const char* program) {
-        require_cooperative_launch(program);
-        if (!tut::device_has(cudaDevAttrMaxPersistingL2CacheSize))
-            std::printf("Note: this GPU has no persisting L2 (compute capability 8.0 and newer have one): the row "
-                        "pointers are not kept in L2, and --l2-window changes nothing.\n");
-    };
-    return tut::cg::lesson_main(argc, argv, info, streaming_variants(options), extras);
+    StreamingOptions streaming;  // this lesson's options, filled by parse() before any solver is built
+    const std::vector<tut::cg::Variant> variants = lesson::variants(streaming);
+    tut::cg::Options options(lesson, tut::cg::Preconditioner::jacobi);  // --problem, --matrix, --tol, ...
+    options.cli.add_string("l2-window", &streaming.l2_window,
+                           "keep the row pointers in L2 with an access-policy window", {"on", "off"});
+    options.cli.add_int("blocks-per-sm", &streaming.blocks_per_sm,
+                        "blocks of 384 threads per SM (0: as many as fit)", 0, 2);
+    options.parse(argc, argv, tut::names_of(variants));
+    tut::require_cooperative_launch(lesson.lesson);  // exits 77 without cooperative launches
+    if (!tut::device_has(cudaDevAttrMaxPersistingL2CacheSize))
+        std::printf("Note: this GPU has no persisting L2 (compute capability 8.0 and newer have one): the row "
+                    "pointers are not kept in L2, and --l2-window changes nothing.\n");
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        const double d2d_gbs = tut::cg::measure_floor_bandwidth();
+        tut::Table table = tut::cg::table();
+        for (const std::string& name : tut::cg::problem_names(options)) {  // default; --problem both adds large
+            tut::cg::Problem problem(bench, options, name, d2d_gbs);  // A, b = A x*, Eigen's time from --share
+            for (const tut::cg::Variant& v : variants) {
+                if (!bench.runs(v)) continue;
+                const std::unique_ptr<tut::cg::Solver> solver = problem.solver(v);  // all set-up, untimed
+                const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(*solver); });
+                const tut::Timing timing = problem.time(v.name, *solver);  // wall clock: the host's part counts
+                const tut::Verdict again = bench.check(v.name, [&] { return problem.check_last(); });  // no stale state
+                const double spmv_gbs = problem.spmv_gbs(v.name, *solver);  // its SpMV alone
+                table.add_row(bench.record(problem.result(v, timing, spmv_gbs, verdict, again)));
+            }
+        }
+        tut::cg::print(table);
+        return bench.exit_code();
+    });
 }

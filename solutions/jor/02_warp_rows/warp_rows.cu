@@ -1,9 +1,11 @@
-// JOR lesson 02: a bandwidth-bound GEMV. Lesson 01 gave each row a block of 128 threads,
-// a shared-memory tree and 4- or 8-byte loads; at N = 8192 a sweep reads 256 MB of float
-// A, and what limits it is how many of those bytes are in flight. Here a warp takes
-// kRows rows at once: each lane loads 16 bytes of a row per step (float4, double2), so a
-// warp's load is 512 contiguous bytes, one 16-byte load of x serves kRows rows, the sums
-// are added across the warp with shuffles instead of shared memory, and A, read once per
+// jor/02_warp_rows: a bandwidth-bound GEMV: a warp per rows, 16-byte streaming loads, shuffles.
+// Starts from: lesson 01's solve (three kernels and a copy per sweep). Adds: a product that
+// keeps more of A's bytes in flight. Lesson 01 gave each row a block of 128 threads, a
+// shared-memory tree and 4- or 8-byte loads; at N = 8192 a sweep reads 256 MB of float A,
+// and what limits it is how many of those bytes are in flight. Here a warp takes kRows
+// rows at once: each lane loads 16 bytes of a row per step (float4, double2), so a warp's
+// load is 512 contiguous bytes, one 16-byte load of x serves kRows rows, the sums are
+// added across the warp with shuffles instead of shared memory, and A, read once per
 // sweep, is loaded with the streaming hint (__ldcs: evict first) so x stays cached.
 // kLoads steps of each row are loaded before any is used: more bytes in flight per warp,
 // paid for in registers (4 per 16-byte load), so fewer blocks fit on an SM.
@@ -13,7 +15,7 @@
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/jor/02_warp_rows/warp_rows.cu -o warp_rows
 // Run:  ./warp_rows                (--help for options; --sizes 8192 --type float for one size)
 //
-// In this file:
+// Kernels and variants:
 //   offdiag_sums_warp_rows   warp w: the off-diagonal sums of rows kRows w ... kRows w + kRows - 1;
 //                            16-byte loads when N is a multiple of the vector width, else
 //                            a scalar loop (the exercise: the vector loop and the warp sum)
@@ -21,17 +23,21 @@
 //   variants "1 row per warp" (one 16-byte load in flight per lane, 32 registers, every
 //            warp slot); "2 rows per warp", "4 rows per warp" and "1 row per warp, 4 loads
 //            in flight" (2 or 4 loads, 64 registers, half the warp slots)
-// Shared (tut/jor_device.cuh): Vec16 (the 16-byte vector of T), update_x, sweep_stats, the driver.
+// Shared (tut/jor_device.cuh): Vec16 (the 16-byte vector of T), update_x, sweep_stats, the
+// sweep loop, the generator.
+// The harness below the divider: Options, Report and Problem (tut/jor_gpu.hpp).
 #include "tut/jor_device.cuh"
 #include "tut/jor_gpu.hpp"
 
 #include <memory>
 #include <string>
+#include <vector>
+
+namespace {
 
 constexpr int kThreads = 256;  // 8 warps per block
 constexpr int kWarps = kThreads / 32;
-
-namespace {
+static_assert(kThreads % 32 == 0, "a block is whole warps: each warp takes its own rows");
 
 // The off-diagonal sums of rows kRows w, ..., kRows w + kRows - 1 by warp w, into sums.
 // The launch bounds follow a lane's 16-byte loads in flight per step, kRows x kLoads, 4
@@ -126,7 +132,7 @@ class WarpRowsSolver : public tut::jor::Solver<T> {
         const int rows_per_block = kWarps * kRows;
         offdiag_sums_warp_rows<T, kRows, kLoads>
             <<<(sys_.n + rows_per_block - 1) / rows_per_block, kThreads>>>(sys_.A.get(), x_old, sums_.get(), sys_.n);
-        TUT_CUDA(cudaGetLastError());
+        TUT_LAUNCH("offdiag_sums_warp_rows");
     }
 
     const tut::jor::DeviceSystem<T>& sys_;
@@ -142,26 +148,53 @@ std::unique_ptr<tut::jor::Solver<T>> make_warp_rows(const tut::jor::DeviceSystem
     return std::make_unique<WarpRowsSolver<T, kRows, kLoads>>(sys, opt);
 }
 
-template <int kRows, int kLoads>
-tut::jor::Variant variant(const std::string& name) {
-    tut::jor::Variant v;
-    v.name = name;
-    v.make_float = make_warp_rows<float, kRows, kLoads>;
-    v.make_double = make_warp_rows<double, kRows, kLoads>;
-    return v;
-}
-
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::jor::Variant> jor_variants() {
-    return {variant<1, 1>("1 row per warp"), variant<2, 1>("2 rows per warp"), variant<4, 1>("4 rows per warp"),
-            variant<1, 4>("1 row per warp, 4 loads in flight")};
+tut::jor::Variants variants() {
+    tut::jor::Variants v;
+    v.floats = {{"1 row per warp", make_warp_rows<float, 1, 1>},
+                {"2 rows per warp", make_warp_rows<float, 2, 1>},
+                {"4 rows per warp", make_warp_rows<float, 4, 1>},
+                {"1 row per warp, 4 loads in flight", make_warp_rows<float, 1, 4>}};
+    v.doubles = {{"1 row per warp", make_warp_rows<double, 1, 1>},
+                 {"2 rows per warp", make_warp_rows<double, 2, 1>},
+                 {"4 rows per warp", make_warp_rows<double, 4, 1>},
+                 {"1 row per warp, 4 loads in flight", make_warp_rows<double, 1, 4>}};
+    return v;
 }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"jor", "02_warp_rows",
-                               "a bandwidth-bound GEMV: a warp per rows, 16-byte streaming loads, shuffles"};
-    return tut::jor::lesson_main(argc, argv, info, lesson::jor_variants());
+    const tut::LessonInfo lesson{"jor", "02_warp_rows",
+                                 "a bandwidth-bound GEMV: a warp per rows, 16-byte streaming loads, shuffles"};
+    const tut::jor::Variants variants = lesson::variants();
+    tut::jor::Options options(lesson);  // --sizes, --matrices, --type, --tol, --alpha, --max-iter, --share, ...
+    options.parse(argc, argv, variants);
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::jor::Report report(bench, options, tut::jor::measure_read_bandwidth_gbs());  // the floor's bandwidth
+        // Per size, variant and matrix: check a solve, time the solves by the host clock (the
+        // launches and copies of a solve are part of its cost), check the last of them.
+        auto measure = [&](auto&& problem, const auto& list) {
+            for (long long n : options.sizes)
+                for (const auto& v : list) {
+                    if (!bench.runs(v)) continue;
+                    for (int m = 0; m < options.matrices; ++m) {
+                        problem.set_up(v, n, m);  // matrix m of size n, generated on the GPU; v's solver
+                        const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(); });
+                        const tut::Timing timing = bench.time_host(v.name, [&] { problem.solve(); }, problem.timing());
+                        const tut::Verdict last = bench.check(v.name, [&] { return problem.check_last(); });
+                        problem.add(timing, verdict, last);  // matrix 0: also the copy of A, the GEMV alone
+                    }
+                }
+            for (const tut::Result& r : problem.results()) report.table.add_row(bench.record(r));
+        };
+        if (options.runs<float>()) measure(tut::jor::Problem<float>(options, report), variants.floats);
+        if (options.runs<double>()) measure(tut::jor::Problem<double>(options, report), variants.doubles);
+        report.print();
+        return bench.exit_code();
+    });
 }

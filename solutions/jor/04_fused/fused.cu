@@ -1,32 +1,40 @@
-// JOR lesson 04: one kernel per sweep. Lessons 01-03 launch three kernels per sweep and
-// write the sums out only for the next kernel to read them back: at small N the launches,
-// not the bytes, are the time. Here the warp that sums a row also updates x_j and folds
-// |dx_j| and |x_j| into its block's maxima; one atomicMax per block and value adds those
-// into the sweep's slot (SweepSlot: the bits of non-negative doubles order like the
-// values). x is double-buffered: the sweep reads x_old and writes x_new, so no block
-// sees a half-updated x. The host still copies the slot back after each sweep.
+// jor/04_fused: one kernel per sweep: the sum, the update and the convergence values.
+// Starts from: lesson 02's warp-per-row loads. Adds: the fused sweep. Lessons 01-03 launch
+// three kernels per sweep and write the sums out only for the next kernel to read them
+// back: at small N the launches, not the bytes, are the time. Here the warp that sums a
+// row also updates x_j and folds |dx_j| and |x_j| into its block's maxima; one atomicMax
+// per block and value adds those into the sweep's slot (SweepSlot: the bits of
+// non-negative doubles order like the values). x is double-buffered: the sweep reads
+// x_old and writes x_new, so no block sees a half-updated x. The host still copies the
+// slot back after each sweep.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/jor/04_fused/fused.cu -o fused
 // Run:  ./fused                    (--help for options; --sizes 8192 --type float for one size)
 //
-// In this file:
+// Kernels and variants:
 //   block_maxima_to_slot   the block's max |dx| and max |x| into the sweep's slot, one
 //                          atomicMax per value (the exercise)
 //   fused_sweep     warp per row: the row's sum (lesson 02's warp_offdiag_sums), x_new, then
 //                   block_maxima_to_slot
 //   FusedSolver     per sweep: one launch, one 16-byte copy back
 //   variant "fused"
-// Shared (tut/jor_device.cuh): warp_offdiag_sums, warp_max, SweepSlot, the driver.
+// Shared: warp_offdiag_sums (tut/jor_rows.cuh), warp_max and SweepSlot (tut/jor_slot.cuh),
+// the generator (tut/jor_device.cuh).
+// The harness below the divider: Options, Report and Problem (tut/jor_gpu.hpp).
 #include "tut/jor_device.cuh"
 #include "tut/jor_gpu.hpp"
+#include "tut/jor_rows.cuh"
+#include "tut/jor_slot.cuh"
 
 #include <memory>
 #include <utility>
-
-constexpr int kThreads = 256;  // 8 warps, one row each; on an H100 4 blocks (32 warps) per SM
+#include <vector>
 
 namespace {
+
+constexpr int kThreads = 256;  // 8 warps, one row each; on an H100 4 blocks (32 warps) per SM
+static_assert(kThreads % 32 == 0 && kThreads <= 1024, "a block is whole warps, one row each, at most 32 of them");
 
 // The block's largest dx and x into *slot: a warp reduction by shuffles, the warps' results
 // through shared memory, then one atomicMax per value from thread 0 (on the bits: see
@@ -121,17 +129,45 @@ std::unique_ptr<tut::jor::Solver<T>> make_fused(const tut::jor::DeviceSystem<T>&
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::jor::Variant> jor_variants() {
-    tut::jor::Variant v;
-    v.name = "fused";
-    v.make_float = make_fused<float>;
-    v.make_double = make_fused<double>;
-    return {v};
+tut::jor::Variants variants() {
+    tut::jor::Variants v;
+    v.floats = {{"fused", make_fused<float>}};
+    v.doubles = {{"fused", make_fused<double>}};
+    return v;
 }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"jor", "04_fused", "one kernel per sweep: the sum, the update and the convergence values"};
-    return tut::jor::lesson_main(argc, argv, info, lesson::jor_variants());
+    const tut::LessonInfo lesson{"jor", "04_fused",
+                                 "one kernel per sweep: the sum, the update and the convergence values"};
+    const tut::jor::Variants variants = lesson::variants();
+    tut::jor::Options options(lesson);  // --sizes, --matrices, --type, --tol, --alpha, --max-iter, --share, ...
+    options.parse(argc, argv, variants);
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::jor::Report report(bench, options, tut::jor::measure_read_bandwidth_gbs());  // the floor's bandwidth
+        // Per size, variant and matrix: check a solve, time the solves by the host clock (the
+        // launches and copies of a solve are part of its cost), check the last of them.
+        auto measure = [&](auto&& problem, const auto& list) {
+            for (long long n : options.sizes)
+                for (const auto& v : list) {
+                    if (!bench.runs(v)) continue;
+                    for (int m = 0; m < options.matrices; ++m) {
+                        problem.set_up(v, n, m);  // matrix m of size n, generated on the GPU; v's solver
+                        const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(); });
+                        const tut::Timing timing = bench.time_host(v.name, [&] { problem.solve(); }, problem.timing());
+                        const tut::Verdict last = bench.check(v.name, [&] { return problem.check_last(); });
+                        problem.add(timing, verdict, last);  // matrix 0: also the copy of A, the GEMV alone
+                    }
+                }
+            for (const tut::Result& r : problem.results()) report.table.add_row(bench.record(r));
+        };
+        if (options.runs<float>()) measure(tut::jor::Problem<float>(options, report), variants.floats);
+        if (options.runs<double>()) measure(tut::jor::Problem<double>(options, report), variants.doubles);
+        report.print();
+        return bench.exit_code();
+    });
 }

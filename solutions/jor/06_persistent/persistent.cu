@@ -1,19 +1,20 @@
-// JOR lesson 06: one kernel for the whole solve. Lesson 05 still ends a kernel after
-// every sweep (a launch, however cheap, and a kernel boundary as the barrier between
-// sweeps). A cooperative launch keeps every block of the grid resident at once, so a
-// grid-wide barrier (cooperative_groups::this_grid().sync()) can separate the sweeps
-// inside one kernel: after it, every block reads the same slot and takes the same
-// decision, stop or go on. Only the final state is copied back. The grid is no larger
-// than the rows need (a warp per row), so at small N a barrier spans a few blocks. And a
-// kernel that owns all the sweeps can plan its use of L2 across them: an access-policy
-// window keeps (a share of) A there between sweeps, or every other sweep walks the rows
-// backwards, so that it starts on the columns its predecessor read last.
+// jor/06_persistent: one cooperative kernel for the whole solve, a barrier per sweep.
+// Starts from: lesson 05's sweep (sweep_rows, record_sweep). Adds: the loop inside one
+// kernel. Lesson 05 still ends a kernel after every sweep (a launch, however cheap, and a
+// kernel boundary as the barrier between sweeps). A cooperative launch keeps every block
+// of the grid resident at once, so a grid-wide barrier (cooperative_groups::this_grid().sync())
+// can separate the sweeps inside one kernel: after it, every block reads the same slot and
+// takes the same decision, stop or go on. Only the final state is copied back. The grid is
+// no larger than the rows need (a warp per row), so at small N a barrier spans a few
+// blocks. And a kernel that owns all the sweeps can plan its use of L2 across them: an
+// access-policy window keeps (a share of) A there between sweeps, or every other sweep
+// walks the rows backwards, so that it starts on the columns its predecessor read last.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/jor/06_persistent/persistent.cu -o persistent
 // Run:  ./persistent               (--help for options; --sizes 8192 --type float for one size)
 //
-// In this file:
+// Kernels and variants:
 //   persistent_jor      the solve: per sweep, lesson 04's sweep_rows and record_sweep, the
 //                       barrier, then every block's decision from the slot
 //                       (the exercise: the part after the barrier)
@@ -23,20 +24,26 @@
 //   policy window over A: all of it when it fits the persisting carve-out, a share otherwise),
 //   "persistent, alternating direction" (odd sweeps walk the rows backwards, starting on what
 //   the previous sweep left in L2)
-// Shared (tut/jor_device.cuh): sweep_rows, record_sweep, SweepSlot, the driver.
+// Shared: sweep_rows (tut/jor_rows.cuh), record_sweep, SweepSlot and the end of the solve
+// (tut/jor_record.cuh), the generator (tut/jor_device.cuh).
+// The harness below the divider: Options, Report and Problem (tut/jor_gpu.hpp).
 #include "tut/cooperative.hpp"
 #include "tut/jor_device.cuh"
 #include "tut/jor_gpu.hpp"
+#include "tut/jor_record.cuh"
+#include "tut/jor_rows.cuh"
 
 #include <cooperative_groups.h>
 
 #include <memory>
+#include <vector>
 
 namespace coop = cooperative_groups;
 
-constexpr int kThreads = 256;
-
 namespace {
+
+constexpr int kThreads = 256;  // 8 warps; the grid's warps take the rows in turn
+static_assert(kThreads % 32 == 0, "a block is whole warps, one row at a time each");
 
 template <class T>
 struct Args {
@@ -133,25 +140,50 @@ std::unique_ptr<tut::jor::Solver<T>> make_persistent(const tut::jor::DeviceSyste
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::jor::Variant> jor_variants() {
-    tut::jor::Variant plain, window, alternate;
-    plain.name = "persistent";
-    plain.make_float = make_persistent<float, Policy::stream>;
-    plain.make_double = make_persistent<double, Policy::stream>;
-    window.name = "persistent + L2 window";
-    window.make_float = make_persistent<float, Policy::window>;
-    window.make_double = make_persistent<double, Policy::window>;
-    alternate.name = "persistent, alternating direction";
-    alternate.make_float = make_persistent<float, Policy::alternate>;
-    alternate.make_double = make_persistent<double, Policy::alternate>;
-    return {plain, window, alternate};
+tut::jor::Variants variants() {
+    tut::jor::Variants v;
+    v.floats = {{"persistent", make_persistent<float, Policy::stream>},
+                {"persistent + L2 window", make_persistent<float, Policy::window>},
+                {"persistent, alternating direction", make_persistent<float, Policy::alternate>}};
+    v.doubles = {{"persistent", make_persistent<double, Policy::stream>},
+                 {"persistent + L2 window", make_persistent<double, Policy::window>},
+                 {"persistent, alternating direction", make_persistent<double, Policy::alternate>}};
+    return v;
 }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"jor", "06_persistent", "one cooperative kernel for the whole solve, a barrier per sweep"};
-    tut::jor::LessonExtras extras;
-    extras.check_device = tut::require_cooperative_launch;
-    return tut::jor::lesson_main(argc, argv, info, lesson::jor_variants(), extras);
+    const tut::LessonInfo lesson{"jor", "06_persistent",
+                                 "one cooperative kernel for the whole solve, a barrier per sweep"};
+    const tut::jor::Variants variants = lesson::variants();
+    tut::jor::Options options(lesson);  // --sizes, --matrices, --type, --tol, --alpha, --max-iter, --share, ...
+    options.parse(argc, argv, variants);
+    tut::require_cooperative_launch(lesson.lesson);  // exits 77 on a GPU that cannot launch cooperatively
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::jor::Report report(bench, options, tut::jor::measure_read_bandwidth_gbs());  // the floor's bandwidth
+        // Per size, variant and matrix: check a solve, time the solves by the host clock (the
+        // launches and copies of a solve are part of its cost), check the last of them.
+        auto measure = [&](auto&& problem, const auto& list) {
+            for (long long n : options.sizes)
+                for (const auto& v : list) {
+                    if (!bench.runs(v)) continue;
+                    for (int m = 0; m < options.matrices; ++m) {
+                        problem.set_up(v, n, m);  // matrix m of size n, generated on the GPU; v's solver
+                        const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(); });
+                        const tut::Timing timing = bench.time_host(v.name, [&] { problem.solve(); }, problem.timing());
+                        const tut::Verdict last = bench.check(v.name, [&] { return problem.check_last(); });
+                        problem.add(timing, verdict, last);  // matrix 0: also the copy of A, the GEMV alone
+                    }
+                }
+            for (const tut::Result& r : problem.results()) report.table.add_row(bench.record(r));
+        };
+        if (options.runs<float>()) measure(tut::jor::Problem<float>(options, report), variants.floats);
+        if (options.runs<double>()) measure(tut::jor::Problem<double>(options, report), variants.doubles);
+        report.print();
+        return bench.exit_code();
+    });
 }

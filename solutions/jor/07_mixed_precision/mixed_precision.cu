@@ -1,18 +1,19 @@
-// JOR lesson 07: precision. A sweep's time is the bytes of A; its accuracy is the
-// arithmetic. Lesson 06's persistent loop (without its L2 policies), with A stored in S
-// and everything else (x, b, the diagonal, the sums) in T: float/float and double/double
-// as before, and the mixed variant, float A with double sums, x, b and diagonal, which
-// reads the bytes of float at the accuracy of double here (the generated off-diagonal
-// entries are multiples of 2^-20 below 5 in size, exact in float; the diagonal, which
-// float would round, stays in double). A fourth variant keeps everything in float but sums
-// each lane's products with Kahan's compensation, to show what the order and the rounding
-// of the sum can and cannot change.
+// jor/07_mixed_precision: precision: float A with double sums, against float and double.
+// Starts from: lesson 06's persistent loop (without its L2 policies). Adds: A stored in a
+// type of its own. A sweep's time is the bytes of A; its accuracy is the arithmetic. Here
+// A is stored in S and everything else (x, b, the diagonal, the sums) in T: float/float
+// and double/double as before, and the mixed variant, float A with double sums, x, b and
+// diagonal, which reads the bytes of float at the accuracy of double here (the generated
+// off-diagonal entries are multiples of 2^-20 below 5 in size, exact in float; the
+// diagonal, which float would round, stays in double). A fourth variant keeps everything
+// in float but sums each lane's products with Kahan's compensation, to show what the order
+// and the rounding of the sum can and cannot change.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/jor/07_mixed_precision/mixed_precision.cu -o mixed_precision
 // Run:  ./mixed_precision          (--help for options; --sizes 8192 for one size)
 //
-// In this file:
+// Kernels and variants:
 //   to_storage            A converted to S once, at set-up (for mixed: double to float, exact
 //                         off the diagonal, which the sweep does not read from A)
 //   row_sum               a warp's off-diagonal sum of one row: A read as S, products and
@@ -24,20 +25,25 @@
 //                         8 blocks, at most 32 registers)
 //   variants "float" (float only), "float, Kahan" (float only), "mixed" (double only: float A,
 //   double everything else), "double" (double only)
-// Shared (tut/jor_device.cuh): Vec16, load_x, add_product, record_sweep, the driver.
+// Shared: Vec16, load_x, add_product, the generator (tut/jor_device.cuh); record_sweep,
+// SweepSlot and the end of the solve (tut/jor_record.cuh).
+// The harness below the divider: Options, Report and Problem (tut/jor_gpu.hpp).
 #include "tut/cooperative.hpp"
 #include "tut/jor_device.cuh"
 #include "tut/jor_gpu.hpp"
+#include "tut/jor_record.cuh"
 
 #include <cooperative_groups.h>
 
 #include <memory>
+#include <vector>
 
 namespace coop = cooperative_groups;
 
-constexpr int kThreads = 256;
-
 namespace {
+
+constexpr int kThreads = 256;  // 8 warps; the grid's warps take the rows in turn
+static_assert(kThreads % 32 == 0, "a block is whole warps, one row at a time each");
 
 template <class S, class T>
 struct Args {
@@ -181,24 +187,47 @@ std::unique_ptr<tut::jor::Solver<T>> make_precision(const tut::jor::DeviceSystem
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::jor::Variant> jor_variants() {
-    tut::jor::Variant all_float, kahan, mixed, all_double;
-    all_float.name = "float";
-    all_float.make_float = make_precision<float, float, false>;
-    kahan.name = "float, Kahan";
-    kahan.make_float = make_precision<float, float, true>;
-    mixed.name = "mixed";
-    mixed.make_double = make_precision<float, double, false>;
-    all_double.name = "double";
-    all_double.make_double = make_precision<double, double, false>;
-    return {all_float, kahan, mixed, all_double};
+tut::jor::Variants variants() {
+    tut::jor::Variants v;
+    // <S, T, kKahan>: A stored in S, everything else in T.
+    v.floats = {{"float", make_precision<float, float, false>}, {"float, Kahan", make_precision<float, float, true>}};
+    v.doubles = {{"mixed", make_precision<float, double, false>}, {"double", make_precision<double, double, false>}};
+    return v;
 }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"jor", "07_mixed_precision", "precision: float A with double sums, against float and double"};
-    tut::jor::LessonExtras extras;
-    extras.check_device = tut::require_cooperative_launch;
-    return tut::jor::lesson_main(argc, argv, info, lesson::jor_variants(), extras);
+    const tut::LessonInfo lesson{"jor", "07_mixed_precision",
+                                 "precision: float A with double sums, against float and double"};
+    const tut::jor::Variants variants = lesson::variants();
+    tut::jor::Options options(lesson);  // --sizes, --matrices, --type, --tol, --alpha, --max-iter, --share, ...
+    options.parse(argc, argv, variants);
+    tut::require_cooperative_launch(lesson.lesson);  // exits 77 on a GPU that cannot launch cooperatively
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::jor::Report report(bench, options, tut::jor::measure_read_bandwidth_gbs());  // the floor's bandwidth
+        // Per size, variant and matrix: check a solve, time the solves by the host clock (the
+        // launches and copies of a solve are part of its cost), check the last of them.
+        auto measure = [&](auto&& problem, const auto& list) {
+            for (long long n : options.sizes)
+                for (const auto& v : list) {
+                    if (!bench.runs(v)) continue;
+                    for (int m = 0; m < options.matrices; ++m) {
+                        problem.set_up(v, n, m);  // matrix m of size n, generated on the GPU; v's solver
+                        const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(); });
+                        const tut::Timing timing = bench.time_host(v.name, [&] { problem.solve(); }, problem.timing());
+                        const tut::Verdict last = bench.check(v.name, [&] { return problem.check_last(); });
+                        problem.add(timing, verdict, last);  // matrix 0: also the copy of A, the GEMV alone
+                    }
+                }
+            for (const tut::Result& r : problem.results()) report.table.add_row(bench.record(r));
+        };
+        if (options.runs<float>()) measure(tut::jor::Problem<float>(options, report), variants.floats);
+        if (options.runs<double>()) measure(tut::jor::Problem<double>(options, report), variants.doubles);
+        report.print();
+        return bench.exit_code();
+    });
 }

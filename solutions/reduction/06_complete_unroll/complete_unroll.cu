@@ -1,15 +1,16 @@
-// Reduction lesson 6: complete unrolling. The block size becomes a template parameter, so
-// every step of the tree is decided at compile time and the loop disappears.
+// reduction/06_complete_unroll: complete unrolling, with the block size a template parameter.
+// Starts from: lesson 5's kernel. Adds: every step of the tree is decided at compile time, so the loop,
+// its counter, its compare and its branch disappear.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/reduction/06_complete_unroll/complete_unroll.cu -o complete_unroll
 // Run:  ./complete_unroll      (2^26 doubles; --type all adds float, int, complex; --help for options)
 //
-// In this file:
+// Kernel and variants:
 //   reduce_complete_unroll<kThreads, T>   2 kThreads elements -> one partial sum per block (Harris's kernel 6)
 //   warp_reduce(sdata, tid)               lesson 5's last warp
-//   variants "double" (256 threads), "double, threads=128", "double, threads=512", "float",
-//            "int", "complex": passes of that kernel until one value is left
+//   "double" (256 threads), "double, threads=128", "double, threads=512", "float", "int", "complex":
+//                                         passes of that kernel until one value is left
 //
 // Kernel 6 of Mark Harris, "Optimizing Parallel Reduction in CUDA" (NVIDIA, 2007), made
 // correct under independent thread scheduling (CUDA C++ Programming Guide, "Independent
@@ -90,40 +91,72 @@ void launch_pass(const T* in, size_t count, T* partials, size_t blocks) {
     TUT_LAUNCH("reduce_complete_unroll");
 }
 
-// Every element goes through log2(2 kThreads) additions per pass.
-template <unsigned kThreads>
-size_t depth(size_t n) {
-    return tut::reduction::tree_depth(n, blocks_for<kThreads>, 2 * kThreads);
+// n elements -> n/(2 kThreads) partial sums -> ... -> 1: one launch per level, the partial
+// sums in scratch from the workspace.
+template <unsigned kThreads, class T>
+void run_sum(const T* in, size_t n, T* out, tut::reduction::Workspace& workspace) {
+    tut::reduction::reduce_in_passes(in, n, out, workspace, blocks_for<kThreads>, launch_pass<kThreads, T>);
 }
 
-// n elements -> n/(2 kThreads) partial sums -> ... -> 1: one launch per level.
-template <class T, unsigned kThreads>
-tut::reduction::Variant<T> variant(const std::string& name) {
-    tut::reduction::Variant<T> v = tut::reduction::multi_pass_variant<T>(blocks_for<kThreads>, launch_pass<kThreads, T>);
-    v.name = name;
-    v.depth = depth<kThreads>;
-    v.kernel = tut::reduction::kernel_id(reduce_complete_unroll<kThreads, T>);
-    return v;
-}
+}  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
+namespace {
+// One block size of the kernel.
+template <unsigned kThreads, class T>
+tut::reduction::Variant<T> variant(const char* name) {
+    return {name, run_sum<kThreads, T>, tut::kernel_of(reduce_complete_unroll<kThreads, T>, kThreads)};
+}
 }  // namespace
 
 namespace lesson {
 // The headline variant of each type has 256 threads, as in lessons 1-5; for double the
 // template also gives 128- and 512-thread blocks for free (the README compares them).
-tut::reduction::Variants reduction_variants() {
+tut::reduction::Variants variants() {
     tut::reduction::Variants all;
-    all.f64 = {variant<double, kHeadlineThreads>("double"), variant<double, 128>("double, threads=128"),
-               variant<double, 512>("double, threads=512")};
-    all.f32 = {variant<float, kHeadlineThreads>("float")};
-    all.i32 = {variant<int, kHeadlineThreads>("int")};
-    all.c64 = {variant<cuDoubleComplex, kHeadlineThreads>("complex")};
+    all.f64 = {variant<kHeadlineThreads, double>("double"), variant<128, double>("double, threads=128"),
+               variant<512, double>("double, threads=512")};
+    all.f32 = {variant<kHeadlineThreads, float>("float")};
+    all.i32 = {variant<kHeadlineThreads, int>("int")};
+    all.c64 = {variant<kHeadlineThreads, cuDoubleComplex>("complex")};
     return all;
 }
 }  // namespace lesson
 
+namespace {
+
+// The longest chain of additions an element goes through, which sets this table's error
+// bound (the checks set their own): log2(2 x threads) per pass, for the threads per block
+// of the variant's kernel.
+template <class T>
+size_t depth(const tut::reduction::Variant<T>& v, size_t n) {
+    return tut::reduction::tree_depth(n, 2 * size_t(v.kernel.block_threads));
+}
+}  // namespace
+
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"reduction", "06_complete_unroll",
-                               "complete unrolling with a template block size (Harris kernel 6)"};
-    return tut::reduction::lesson_main(argc, argv, info, lesson::reduction_variants());
+    const tut::LessonInfo lesson{"reduction", "06_complete_unroll",
+                                 "complete unrolling with a template block size (Harris kernel 6)"};
+    const tut::reduction::Variants variants = lesson::variants();
+    tut::reduction::Options options(lesson);  // --n (2^26), --type (double), --reruns (10), and every lesson's options
+    options.parse(argc, argv, variants);
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        // One table per type that --type selects: its input, reference and CUB (the Problem), then its variants.
+        tut::reduction::for_each_type(bench, options, variants, [&](auto& problem, const auto& of_type) {
+            tut::Table table = problem.table();
+            for (const auto& v : of_type) {
+                if (!bench.runs(v)) continue;
+                const size_t d = depth(v, options.n);
+                const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(v.run, d); });
+                const tut::Timing timing = bench.time(v.name, [&] { problem.run(v.run); }, problem.timing());
+                const tut::reduction::Reruns reruns = problem.rerun(v.run);  // --reruns runs, compared bit for bit
+                table.add_row(bench.record(problem.result(v, timing, verdict, d, reruns)));
+            }
+            table.add_row(problem.library_row());
+            table.print();
+        });
+        return bench.exit_code();
+    });
 }

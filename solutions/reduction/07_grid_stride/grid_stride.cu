@@ -1,17 +1,18 @@
-// Reduction lesson 7: many elements per thread. A grid sized from the SM count (one full
-// wave) walks the whole input with a grid-stride loop, four independent loads per step,
-// before any tree; the second pass adds the ~1000 partial sums in one block.
+// reduction/07_grid_stride: many elements per thread, a grid-stride loop over a one-wave grid.
+// Starts from: lesson 6's kernel. Adds: a grid sized from the SM count (one full wave) walks the whole
+// input with a grid-stride loop, four independent loads per step, before any tree; the second pass
+// adds the ~1000 partial sums in one block.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/reduction/07_grid_stride/grid_stride.cu -o grid_stride
 // Run:  ./grid_stride      (2^26 doubles; --type all adds float, int, complex; --help for options)
 //
-// In this file:
+// Kernel and variants:
 //   grid_stride_sum<kFourPerStep>(in, count)   this thread's share of the input, in a register
 //   reduce_grid_stride<T, kFourPerStep>         a full-GPU grid -> one partial sum per block (Harris's kernel 7)
 //   warp_reduce(sdata, tid)                     lesson 5's last warp
-//   variants "double", "double, loads=1" (one load per step, for comparison), "float", "int",
-//            "complex": two passes (the whole input, then the partial sums)
+//   "double", "double, loads=1" (one load per step, for comparison), "float", "int", "complex":
+//                                               two passes (the whole input, then the partial sums)
 //
 // Kernel 7 of Mark Harris, "Optimizing Parallel Reduction in CUDA" (NVIDIA, 2007), made
 // correct under independent thread scheduling (CUDA C++ Programming Guide, "Independent
@@ -22,6 +23,8 @@ namespace {
 
 constexpr unsigned kThreads = 256;    // threads per block
 constexpr size_t kMinPerThread = 8;  // fewer elements per thread than this: use fewer blocks
+static_assert(kThreads >= 64 && kThreads <= 1024 && (kThreads & (kThreads - 1)) == 0,
+              "a power of two from 64 (warp_reduce reads sdata[tid + 32]) to 1024");
 
 // This thread's share of the input: elements t, t + stride, t + 2 stride, ... where t is
 // the thread's index in the grid and stride the number of threads in the grid. Four
@@ -59,8 +62,6 @@ __device__ void warp_reduce(T* sdata, unsigned tid);
 // step, kThreads apart) and accumulates in shared memory; a register is cheaper.
 template <class T, bool kFourPerStep = true>
 __global__ void reduce_grid_stride(const T* __restrict__ in, size_t count, T* __restrict__ partials) {
-    static_assert(kThreads >= 64 && kThreads <= 1024 && (kThreads & (kThreads - 1)) == 0,
-                  "a power of two from 64 (warp_reduce reads sdata[tid + 32]) to 1024");
     __shared__ T sdata[kThreads];
     const unsigned tid = threadIdx.x;
     sdata[tid] = grid_stride_sum<kFourPerStep>(in, count);
@@ -109,8 +110,7 @@ __device__ void warp_reduce(T* sdata, unsigned tid) {
 // pass, over the first pass's ~1000 partial sums, runs in a single block.
 template <class T, bool kFourPerStep>
 size_t blocks_for(size_t count) {
-    const size_t resident = tut::reduction::resident_blocks(
-        tut::reduction::kernel_id(reduce_grid_stride<T, kFourPerStep>), kThreads);
+    const size_t resident = tut::reduction::resident_blocks(reduce_grid_stride<T, kFourPerStep>, kThreads);
     return std::min(resident, tut::reduction::ceil_div(count, kThreads * kMinPerThread));
 }
 
@@ -120,38 +120,66 @@ void launch_pass(const T* in, size_t count, T* partials, size_t blocks) {
     TUT_LAUNCH("reduce_grid_stride");
 }
 
-// Per pass, an element goes through its thread's loop (count / threads of the grid
-// additions) and then the block's tree (log2 kThreads).
+// n elements -> one partial sum per block of a full-GPU grid -> 1: two launches, the
+// partial sums in scratch from the workspace.
 template <class T, bool kFourPerStep>
-size_t depth(size_t n) {
-    return tut::reduction::grid_stride_depth(n, blocks_for<T, kFourPerStep>, kThreads);
-}
-
-// n elements -> one partial sum per block of a full-GPU grid -> 1: two launches.
-template <class T, bool kFourPerStep>
-tut::reduction::Variant<T> variant(const std::string& name) {
-    tut::reduction::Variant<T> v = tut::reduction::multi_pass_variant<T>(blocks_for<T, kFourPerStep>, launch_pass<T, kFourPerStep>);
-    v.name = name;
-    v.depth = depth<T, kFourPerStep>;
-    v.kernel = tut::reduction::kernel_id(reduce_grid_stride<T, kFourPerStep>);
-    return v;
+void run_sum(const T* in, size_t n, T* out, tut::reduction::Workspace& workspace) {
+    tut::reduction::reduce_in_passes(in, n, out, workspace, blocks_for<T, kFourPerStep>, launch_pass<T, kFourPerStep>);
 }
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-tut::reduction::Variants reduction_variants() {
+tut::reduction::Variants variants() {
     tut::reduction::Variants all;
-    all.f64 = {variant<double, true>("double"), variant<double, false>("double, loads=1")};
-    all.f32 = {variant<float, true>("float")};
-    all.i32 = {variant<int, true>("int")};
-    all.c64 = {variant<cuDoubleComplex, true>("complex")};
+    all.f64 = {{"double", run_sum<double, true>, tut::kernel_of(reduce_grid_stride<double, true>, kThreads)},
+               {"double, loads=1", run_sum<double, false>,
+                tut::kernel_of(reduce_grid_stride<double, false>, kThreads)}};
+    all.f32 = {{"float", run_sum<float, true>, tut::kernel_of(reduce_grid_stride<float, true>, kThreads)}};
+    all.i32 = {{"int", run_sum<int, true>, tut::kernel_of(reduce_grid_stride<int, true>, kThreads)}};
+    all.c64 = {{"complex", run_sum<cuDoubleComplex, true>,
+                tut::kernel_of(reduce_grid_stride<cuDoubleComplex, true>, kThreads)}};
     return all;
 }
 }  // namespace lesson
 
+namespace {
+
+// The longest chain of additions an element goes through, which sets this table's error
+// bound (the checks set their own): per pass, its thread's loop (count / threads of the grid
+// additions), then the block's tree (log2 kThreads), on the grid of the variant's kernel.
+template <class T>
+size_t depth(const tut::reduction::Variant<T>& v, size_t n) {
+    if (v.name == "double, loads=1") return tut::reduction::grid_stride_depth(n, blocks_for<double, false>, kThreads);
+    return tut::reduction::grid_stride_depth(n, blocks_for<T, true>, kThreads);
+}
+}  // namespace
+
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"reduction", "07_grid_stride",
-                               "many elements per thread: grid-stride loop, grid from the SM count (Harris kernel 7)"};
-    return tut::reduction::lesson_main(argc, argv, info, lesson::reduction_variants());
+    const tut::LessonInfo lesson{
+        "reduction", "07_grid_stride",
+        "many elements per thread: grid-stride loop, grid from the SM count (Harris kernel 7)"};
+    const tut::reduction::Variants variants = lesson::variants();
+    tut::reduction::Options options(lesson);  // --n (2^26), --type (double), --reruns (10), and every lesson's options
+    options.parse(argc, argv, variants);
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        // One table per type that --type selects: its input, reference and CUB (the Problem), then its variants.
+        tut::reduction::for_each_type(bench, options, variants, [&](auto& problem, const auto& of_type) {
+            tut::Table table = problem.table();
+            for (const auto& v : of_type) {
+                if (!bench.runs(v)) continue;
+                const size_t d = depth(v, options.n);
+                const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(v.run, d); });
+                const tut::Timing timing = bench.time(v.name, [&] { problem.run(v.run); }, problem.timing());
+                const tut::reduction::Reruns reruns = problem.rerun(v.run);  // --reruns runs, compared bit for bit
+                table.add_row(bench.record(problem.result(v, timing, verdict, d, reruns)));
+            }
+            table.add_row(problem.library_row());
+            table.print();
+        });
+        return bench.exit_code();
+    });
 }

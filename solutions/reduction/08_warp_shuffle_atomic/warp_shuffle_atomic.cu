@@ -1,21 +1,21 @@
-// Reduction lesson 8: warp shuffles instead of a shared-memory tree, and atomicAdd instead
-// of a second pass. After lesson 7's loop, each warp adds its 32 sums with five shuffles
-// (warp_sum) and adds the result into the output with one atomic, or the warps' sums meet
-// first (block_sum) and each block issues one atomic.
+// reduction/08_warp_shuffle_atomic: warp shuffles instead of a shared-memory tree, atomics instead of a second pass.
+// Starts from: lesson 7's grid-stride loop. Adds: each warp adds its 32 sums with five shuffles
+// (warp_sum) and adds the result into the output with one atomic, or the warps' sums meet first
+// (block_sum) and each block issues one atomic.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/reduction/08_warp_shuffle_atomic/warp_shuffle_atomic.cu -o warp_shuffle_atomic
 // Run:  ./warp_shuffle_atomic      (2^26 doubles; --type all adds float, int, complex; --sweep: blocks x threads)
 //
-// In this file:
+// Kernels and variants:
 //   warp_sum(v), block_sum(v)       the sum over a warp (shuffles), over a block (shuffles + shared memory)
 //   reduce_atomic_per_warp<T>       lesson 7's loop, warp_sum, one atomicAdd per warp
 //   reduce_atomic_per_block<T>      lesson 7's loop, block_sum, one atomicAdd per block
 //   reduce_atomic_per_block_cas     the per-block kernel for double as pre-Pascal GPUs needed it:
 //                                   doubles shuffled as two 32-bit halves, the add built from atomicCAS
-//   variants "<type>, atomic per warp" and "<type>, atomic per block" for double, float, int and
-//            complex, and "double, atomic per block, cas"; --sweep times the per-warp kernel
-//            at many grid shapes (the historic article's experiment)
+//   "<type>, atomic per warp" and "<type>, atomic per block" for double, float, int and complex, and
+//   "double, atomic per block, cas"; --sweep times the per-warp kernel at many grid shapes (the
+//   historic article's experiment)
 //
 // The shuffle reduction follows Justin Luitjens, "Faster Parallel Reductions on Kepler"
 // (NVIDIA blog, 2014); atomics: CUDA C++ Programming Guide, "Atomic Functions".
@@ -25,6 +25,7 @@ namespace {
 
 constexpr unsigned kThreads = 256;  // threads per block
 constexpr unsigned kWarp = 32;      // lanes per warp
+static_assert(kThreads % kWarp == 0 && kThreads <= 1024, "block_sum takes whole warps, at most 32 of them");
 
 // __shfl_down_sync(mask, v, d) returns lane (l + d)'s v to lane l, register to register:
 // no shared memory, no __syncthreads(), and the _sync mask names the lanes that take
@@ -173,106 +174,167 @@ void run_atomic(void (*kernel)(const T*, size_t, T*), const T* in, size_t n, T* 
     tut::reduction::require_count(n);
     TUT_CUDA(cudaMemsetAsync(out, 0, sizeof(T)));
     if (n == 0) return;
-    kernel<<<grid_for(tut::reduction::kernel_id(kernel), n), kThreads>>>(in, n, out);
+    kernel<<<grid_for(tut::kernel_of(kernel).handle, n), kThreads>>>(in, n, out);
     TUT_LAUNCH("reduce_atomic_*");
 }
 
+// The variants' runs. The atomics need no scratch.
 template <class T>
-void run_per_warp(const T* in, size_t n, T* out, void*) {
+void run_per_warp(const T* in, size_t n, T* out, tut::reduction::Workspace&) {
     run_atomic(reduce_atomic_per_warp<T>, in, n, out);
 }
 template <class T>
-void run_per_block(const T* in, size_t n, T* out, void*) {
+void run_per_block(const T* in, size_t n, T* out, tut::reduction::Workspace&) {
     run_atomic(reduce_atomic_per_block<T>, in, n, out);
 }
-void run_per_block_cas(const double* in, size_t n, double* out, void*) {
+void run_per_block_cas(const double* in, size_t n, double* out, tut::reduction::Workspace&) {
     run_atomic(reduce_atomic_per_block_cas, in, n, out);
 }
 
-// Depth: the thread's loop (n / threads of the grid), 5 shuffle levels, then one level
-// per atomic on *out (in the worst order, the first value passes through every later
-// atomic): one per warp, or 5 more shuffle levels and one per block.
-size_t depth_atomic_per_warp(const void* kernel, size_t n) {
-    if (n == 0) return 0;
-    const size_t threads = size_t(grid_for(kernel, n)) * kThreads;
-    return tut::reduction::ceil_div(n, threads) + 5 + threads / kWarp;
-}
-size_t depth_atomic_per_block(const void* kernel, size_t n) {
-    if (n == 0) return 0;
-    const size_t blocks = grid_for(kernel, n);
-    return tut::reduction::ceil_div(n, blocks * kThreads) + 10 + blocks;
-}
-template <class T>
-size_t depth_per_warp(size_t n) {
-    return depth_atomic_per_warp(tut::reduction::kernel_id(reduce_atomic_per_warp<T>), n);
-}
-template <class T>
-size_t depth_per_block(size_t n) {
-    return depth_atomic_per_block(tut::reduction::kernel_id(reduce_atomic_per_block<T>), n);
-}
-size_t depth_per_block_cas(size_t n) {
-    return depth_atomic_per_block(tut::reduction::kernel_id(reduce_atomic_per_block_cas), n);
-}
-
-template <class T>
-std::vector<tut::reduction::Variant<T>> variants() {
-    const std::string type = tut::reduction::type_name<T>();
-    tut::reduction::Variant<T> per_warp;
-    per_warp.name = type + ", atomic per warp";
-    per_warp.run = run_per_warp<T>;
-    per_warp.depth = depth_per_warp<T>;
-    per_warp.kernel = tut::reduction::kernel_id(reduce_atomic_per_warp<T>);
-
-    tut::reduction::Variant<T> per_block;
-    per_block.name = type + ", atomic per block";
-    per_block.run = run_per_block<T>;
-    per_block.depth = depth_per_block<T>;
-    per_block.kernel = tut::reduction::kernel_id(reduce_atomic_per_block<T>);
-    return {per_warp, per_block};
-}
-
-tut::reduction::Variant<double> variant_per_block_cas() {
-    tut::reduction::Variant<double> v;
-    v.name = "double, atomic per block, cas";
-    v.run = run_per_block_cas;
-    v.depth = depth_per_block_cas;
-    v.kernel = tut::reduction::kernel_id(reduce_atomic_per_block_cas);
-    return v;
-}
-
-}  // namespace
-
-namespace lesson {
-tut::reduction::Variants reduction_variants() {
-    tut::reduction::Variants all;
-    all.f64 = variants<double>();
-    all.f64.push_back(variant_per_block_cas());
-    all.f32 = variants<float>();
-    all.i32 = variants<int>();
-    all.c64 = variants<cuDoubleComplex>();
-    return all;
-}
-}  // namespace lesson
-
-namespace {
 // --sweep: the per-warp kernel at any blocks x threads, as in the historic article.
 void sweep_launch(const double* in, size_t n, double* out, unsigned threads, unsigned blocks) {
     TUT_CUDA(cudaMemsetAsync(out, 0, sizeof(double)));
     reduce_atomic_per_warp<double><<<blocks, threads>>>(in, n, out);
     TUT_LAUNCH("reduce_atomic_per_warp");
 }
+
+}  // namespace
+
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
+namespace {
+// The two variants of one type: one atomic per warp, one per block.
+template <class T>
+std::vector<tut::reduction::Variant<T>> atomic_variants() {
+    const std::string type = tut::reduction::type_name<T>();
+    return {{type + ", atomic per warp", run_per_warp<T>, tut::kernel_of(reduce_atomic_per_warp<T>, kThreads)},
+            {type + ", atomic per block", run_per_block<T>, tut::kernel_of(reduce_atomic_per_block<T>, kThreads)}};
+}
+}  // namespace
+
+namespace lesson {
+tut::reduction::Variants variants() {
+    tut::reduction::Variants all;
+    all.f64 = atomic_variants<double>();
+    all.f64.push_back({"double, atomic per block, cas", run_per_block_cas,
+                       tut::kernel_of(reduce_atomic_per_block_cas, kThreads)});
+    all.f32 = atomic_variants<float>();
+    all.i32 = atomic_variants<int>();
+    all.c64 = atomic_variants<cuDoubleComplex>();
+    return all;
+}
+}  // namespace lesson
+
+namespace {
+
+// The longest chain of additions an element goes through, which sets this table's error
+// bound (the checks set their own): the thread's loop (n / threads of the grid), 5 shuffle
+// levels, then one level per atomic on *out (in the worst order, the first value passes
+// through every later atomic): one per warp, or 5 more shuffle levels and one per block.
+template <class T>
+size_t depth(const tut::reduction::Variant<T>& v, size_t n) {
+    if (n == 0) return 0;
+    const size_t blocks = grid_for(v.kernel.handle, n), threads = blocks * kThreads;
+    if (v.name.find("per warp") != std::string::npos) return tut::reduction::ceil_div(n, threads) + 5 + threads / kWarp;
+    return tut::reduction::ceil_div(n, threads) + 10 + blocks;
+}
+
+// The same for the sweep's launch shapes of the per-warp kernel.
 size_t sweep_depth(size_t n, unsigned threads, unsigned blocks) {
     const size_t all = size_t(threads) * blocks;
     return tut::reduction::ceil_div(n, all) + 5 + all / kWarp;
 }
+
+// --sweep: the per-warp kernel on n doubles at 128 to 1024 threads per block and 128 blocks
+// doubling up to one thread per element, each shape checked (a failure fails the run) and
+// recorded; prints a blocks x threads table of milliseconds (the historic article's experiment).
+void time_sweep(tut::Bench& bench, size_t n) {
+    namespace red = tut::reduction;
+    const tut::RunOptions& run = bench.run();
+    std::vector<double> host = red::random_input<double>(n, static_cast<uint64_t>(run.seed));
+    const red::Reference ref = red::reference_sum(host);
+    tut::DeviceBuffer<double> in(host), out(1);
+    host = {};
+    const tut::TimingOptions timing{std::min(run.warmup, 1), std::min(run.repeats, 5), true};
+    const unsigned thread_counts[] = {128, 256, 512, 1024};
+    std::map<std::pair<unsigned, unsigned>, double> ms;  // (blocks, threads) -> median ms
+    std::vector<unsigned> block_counts;
+    for (size_t b = 128; b <= std::max<size_t>(128, red::ceil_div(n, 128)) && b <= (size_t(1) << 24); b *= 2)
+        block_counts.push_back(static_cast<unsigned>(b));
+    double best_ms = INFINITY;
+    unsigned best_t = 0, best_b = 0;
+    for (unsigned threads : thread_counts)
+        for (unsigned blocks : block_counts) {
+            if (size_t(blocks) > std::max<size_t>(128, red::ceil_div(n, threads))) continue;  // more threads than elements
+            const auto once = [&] { sweep_launch(in.get(), n, out.get(), threads, blocks); };
+            red::poison_output(out.get(), ref);
+            once();
+            const red::Judgement j = red::judge(out.download()[0], ref, sweep_depth(n, threads, blocks));
+            const std::string name = tut::fmt("sweep %u blocks x %u threads", blocks, threads);
+            if (!j.ok) bench.fail(name, j.text);
+            const double t = tut::time_gpu(once, timing).median_ms;
+            ms[{blocks, threads}] = t;
+            if (t < best_ms) {
+                best_ms = t;
+                best_t = threads;
+                best_b = blocks;
+            }
+            tut::Result res;
+            tut::Record& r = res.record;
+            r.variant = name;
+            r.size = std::to_string(n);
+            r.value = red::gbs<double>(n, t);
+            r.unit = "GB/s";
+            r.time_ms = t;
+            r.peak = red::kDramPeak;
+            r.peak_value = bench.device().dram_peak_gbs;
+            r.checked = j.ok;
+            r.extra.add("type", "double").add("sweep", true).add("threads", int(threads)).add("blocks", int(blocks));
+            bench.record(res);
+        }
+    std::printf("\n%s/%s --sweep: atomic per warp (reduce_atomic_per_warp<double>), n = %zu doubles, time in ms "
+                "(median of %d, L2 flushed)\n", bench.lesson().track, bench.lesson().lesson, n, timing.repeats);
+    tut::Table table({"blocks", "128 thr", "256 thr", "512 thr", "1024 thr"});
+    for (unsigned blocks : block_counts) {
+        std::vector<std::string> row{std::to_string(blocks)};
+        for (unsigned threads : thread_counts) {
+            const auto it = ms.find({blocks, threads});
+            const char* mark = blocks == best_b && threads == best_t ? "*" : "";
+            row.push_back(it == ms.end() ? "" : tut::fmt("%.3f%s", it->second, mark));
+        }
+        table.add_row(row);
+    }
+    table.print();
+    std::printf("best (*): %u blocks x %u threads, %.3f ms = %.0f GB/s\n", best_b, best_t, best_ms,
+                red::gbs<double>(n, best_ms));
+}
 }  // namespace
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"reduction", "08_warp_shuffle_atomic",
-                               "warp shuffles and one atomicAdd per warp, then per block"};
-    tut::reduction::Sweep sweep;
-    sweep.launch = sweep_launch;
-    sweep.depth = sweep_depth;
-    sweep.what = "atomic per warp (reduce_atomic_per_warp<double>)";
-    return tut::reduction::lesson_main(argc, argv, info, lesson::reduction_variants(), sweep);
+    const tut::LessonInfo lesson{"reduction", "08_warp_shuffle_atomic",
+                                 "warp shuffles and one atomicAdd per warp, then per block"};
+    const tut::reduction::Variants variants = lesson::variants();
+    tut::reduction::Options options(lesson);  // --n (2^26), --type (double), --reruns (10), and every lesson's options
+    bool sweep = false;  // the lesson's own option
+    options.cli.add_flag("sweep", &sweep, "also time a blocks x threads sweep of the kernel on doubles");
+    options.parse(argc, argv, variants);
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        // One table per type that --type selects: its input, reference and CUB (the Problem), then its variants.
+        tut::reduction::for_each_type(bench, options, variants, [&](auto& problem, const auto& of_type) {
+            tut::Table table = problem.table();
+            for (const auto& v : of_type) {
+                if (!bench.runs(v)) continue;
+                const size_t d = depth(v, options.n);
+                const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(v.run, d); });
+                const tut::Timing timing = bench.time(v.name, [&] { problem.run(v.run); }, problem.timing());
+                const tut::reduction::Reruns reruns = problem.rerun(v.run);  // --reruns runs, compared bit for bit
+                table.add_row(bench.record(problem.result(v, timing, verdict, d, reruns)));
+            }
+            table.add_row(problem.library_row());
+            table.print();
+        });
+        if (sweep) time_sweep(bench, options.n);
+        return bench.exit_code();
+    });
 }

@@ -1,4 +1,4 @@
-// SGEMM lesson 08: cuBLAS, in strict FP32 and with TF32 tensor cores, and what TF32 costs in accuracy.
+// sgemm/08_cublas: cuBLAS, in strict FP32 and with TF32 tensor cores, and what TF32 costs in accuracy.
 // Starts from: the library every earlier lesson was measured against. Adds: the call itself,
 // on row-major data, in two math modes; after the table, an accuracy study of both.
 //
@@ -58,33 +58,37 @@ void run_tf32(int n, const float* A, const float* B, float* C) {
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::sgemm::Variant> sgemm_variants() {
-    const tut::sgemm::Variant fp32 = tut::sgemm::library_variant("fp32", run_fp32);
-    tut::sgemm::Variant tf32 = tut::sgemm::library_variant("tf32", run_tf32);
-    // TF32 keeps 10 of FP32's 23 mantissa bits: each input carries a relative rounding
-    // error up to 2^-11 (tut::sgemm::tolerance() takes it from here).
-    tf32.input_roundoff = std::ldexp(1.0, -11);
-    tf32.min_compute_capability = 80;  // TF32 tensor cores arrived with Ampere (sm_80)
-    tf32.needs = "TF32 tensor cores";
-    return {fp32, tf32};
+std::vector<tut::sgemm::Variant> variants() {
+    return {{"fp32", run_fp32},
+            {"tf32", run_tf32, {}, tut::Needs{80, "TF32 tensor cores"}}};  // they arrived with Ampere (sm_80)
 }
 }  // namespace lesson
 
 namespace {
-// The price of TF32: relative L2 error of each variant against a CPU reference in double
-// at size n, and the worst element error relative to its scale sum_k |a_ik b_kj|.
-int print_error_study(int n) {
-    tut::sgemm::Problem p(n, 7);
+
+// The arithmetic each variant's inputs go through: "tf32" rounds them to TF32 (10 of FP32's 23
+// mantissa bits, a relative error up to 2^-11 each), which widens its tolerance
+// (tut::sgemm::tolerance()) and puts it outside the FP32 progression.
+tut::sgemm::Arithmetic arithmetic_of(const tut::sgemm::Variant& v) {
+    return v.name == "tf32" ? tut::sgemm::Arithmetic::tf32 : tut::sgemm::Arithmetic::fp32;
+}
+
+// The price of TF32, after the table of a checked run: relative L2 error of each variant
+// against a CPU reference in double at size n, and the worst element error relative to its
+// scale sum_k |a_ik b_kj|. A variant outside its tolerance fails the run.
+void print_error_study(tut::Bench& bench, const std::vector<tut::sgemm::Variant>& variants, int n) {
+    tut::sgemm::Operands p(n, 7);
     std::vector<double> C_ref, scale;
     tut::sgemm::reference_cpu(n, p.A, p.B, C_ref, scale);
     tut::DeviceBuffer<float> dC(size_t(n) * n);
     std::printf("\nAccuracy against a CPU reference in double, N = %d (inputs uniform in [-1, 1)):\n", n);
     tut::Table table({"variant", "rel. L2 error", "max |err| / sum|a b|", "allowed", "check"});
-    bool all_ok = true;
     const int cc = tut::compute_capability();
-    for (const tut::sgemm::Variant& v : lesson::sgemm_variants()) {
-        if (!tut::sgemm::runs_on(v, cc)) {
+    for (const tut::sgemm::Variant& v : variants) {
+        if (!tut::unmet_need(v, cc).empty()) {
             table.add_row({v.name, "-", "-", "-", "skipped"});
             continue;
         }
@@ -94,23 +98,35 @@ int print_error_study(int n) {
         const std::vector<float> c = dC.download();
         double worst = 0;
         for (size_t e = 0; e < c.size(); ++e) worst = std::fmax(worst, std::fabs(c[e] - C_ref[e]) / scale[e]);
-        const double allowed = tut::sgemm::tolerance(n, v, false);
+        const double allowed = tut::sgemm::tolerance(n, tut::sgemm::input_roundoff(arithmetic_of(v)), false);
         const tut::Comparison cmp = tut::compare(c.data(), C_ref.data(), c.size(), allowed, scale.data());
-        all_ok = all_ok && cmp.ok();
+        if (!cmp.ok()) bench.fail(v.name, "accuracy study, N=" + std::to_string(n) + ": " + cmp.describe());
         table.add_row({v.name, tut::fmt("%.2e", cmp.rel_l2_error), tut::fmt("%.2e", worst),
                        tut::fmt("%.2e", allowed), cmp.ok() ? "ok" : "FAILED"});
     }
     table.print();
-    return all_ok ? 0 : 1;
 }
 
-// After the table of a checked run: the accuracy study at N = 1024 (it needs the CPU reference).
-int error_study_if_checked(const tut::RunOptions& run, int) { return run.check() ? print_error_study(1024) : 0; }
 }  // namespace
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"sgemm", "08_cublas", "cuBLAS: FP32 (pedantic) and TF32 tensor cores"};
-    tut::sgemm::MainOptions options;
-    options.after = error_study_if_checked;
-    return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants(), options);
+    const tut::LessonInfo lesson{"sgemm", "08_cublas", "cuBLAS: FP32 (pedantic) and TF32 tensor cores"};
+    const std::vector<tut::sgemm::Variant> variants = lesson::variants();
+    tut::sgemm::Options options(lesson);  // --n (4096) and the options every lesson takes
+    options.parse(argc, argv, tut::names_of(variants));
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::sgemm::Problem problem(bench, options.n);  // A, B, the reference, cuBLAS FP32 (the yardstick) timed beside
+        tut::Table table = problem.table();
+        for (const tut::sgemm::Variant& v : variants) {
+            if (!bench.runs(v)) continue;
+            const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(v.run, arithmetic_of(v)); });
+            const tut::Timing timing = bench.time(v.name, [&] { problem.run(v.run); });
+            table.add_row(bench.record(problem.result(v, timing, verdict, arithmetic_of(v))));
+        }
+        table.add_row(problem.library_row());
+        table.print();
+        if (options.run.check()) print_error_study(bench, variants, 1024);  // it needs the CPU reference
+        return bench.exit_code();
+    });
 }

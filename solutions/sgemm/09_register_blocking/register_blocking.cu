@@ -1,4 +1,4 @@
-// SGEMM lesson 09: register blocking in two dimensions, a TM x TN tile of C per thread.
+// sgemm/09_register_blocking: register blocking in two dimensions, a TM x TN tile of C per thread.
 // Starts from: lesson 07 (grain outputs of one column per thread). Adds: each thread computes
 // a TM x TN block of C from a column of TM values of A and a row of TN values of B held in
 // registers (an outer product per k), A's tile stored transposed in shared memory so that
@@ -21,6 +21,7 @@ namespace {
 constexpr int kThreadRows = 16, kThreadCols = 16;  // 256 threads in a 16 x 16 grid
 constexpr int kThreads = kThreadRows * kThreadCols;
 constexpr int kTileK = 8;                          // k values per shared-memory tile
+static_assert(kTileK % 4 == 0, "a float4 of A is 4 k values of one row of the tile");
 
 // Thread (tr, tc) computes rows tr*kTM .. +kTM-1 and columns tc*kTN .. +kTN-1 of the block's
 // (16 kTM) x (16 kTN) block of C. Per k it loads kTM values of A (a column) and kTN values of
@@ -35,6 +36,7 @@ __global__ void __launch_bounds__(kThreads) sgemm_register_blocked(int n, const 
                                                                     const float* __restrict__ B,
                                                                     float* __restrict__ C) {
     constexpr int kBM = kThreadRows * kTM, kBN = kThreadCols * kTN;  // the block's tile of C
+    static_assert(kTM % 4 == 0 && kTN % 4 == 0, "kTM and kTN are multiples of 4 (see the loads of step k)");
     __shared__ __align__(16) float As[kTileK][kBM];  // transposed: As[k][m] = A[i0 + m][k0 + k]
     __shared__ __align__(16) float Bs[kTileK][kBN];
     const int tid = threadIdx.x;
@@ -93,18 +95,32 @@ void run_register_blocked(int n, const float* A, const float* B, float* C) {
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::sgemm::Variant> sgemm_variants() {
-    using tut::sgemm::kernel_variant;
-    using tut::sgemm::launch_shape;
-    return {launch_shape(kernel_variant("thread 4x4", run_register_blocked<4, 4>, sgemm_register_blocked<4, 4>),
-                         kThreads),
-            launch_shape(kernel_variant("thread 8x8", run_register_blocked<8, 8>, sgemm_register_blocked<8, 8>),
-                         kThreads)};
+std::vector<tut::sgemm::Variant> variants() {
+    return {{"thread 4x4", run_register_blocked<4, 4>, tut::kernel_of(sgemm_register_blocked<4, 4>, kThreads)},
+            {"thread 8x8", run_register_blocked<8, 8>, tut::kernel_of(sgemm_register_blocked<8, 8>, kThreads)}};
 }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"sgemm", "09_register_blocking", "Register blocking: a TM x TN tile of C per thread"};
-    return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants());
+    const tut::LessonInfo lesson{"sgemm", "09_register_blocking", "Register blocking: a TM x TN tile of C per thread"};
+    const std::vector<tut::sgemm::Variant> variants = lesson::variants();
+    tut::sgemm::Options options(lesson);  // --n (4096) and the options every lesson takes
+    options.parse(argc, argv, tut::names_of(variants));
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::sgemm::Problem problem(bench, options.n);  // A, B, the reference, cuBLAS FP32 timed beside
+        tut::Table table = problem.table();
+        for (const tut::sgemm::Variant& v : variants) {
+            if (!bench.runs(v)) continue;
+            const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(v.run); });
+            const tut::Timing timing = bench.time(v.name, [&] { problem.run(v.run); });
+            table.add_row(bench.record(problem.result(v, timing, verdict)));
+        }
+        table.add_row(problem.library_row());
+        table.print();
+        return bench.exit_code();
+    });
 }

@@ -1,4 +1,4 @@
-// SGEMM lesson 12: a larger block tile, and cp.async pipelines of 2 to 4 stages.
+// sgemm/12_cp_async: a larger block tile, and cp.async pipelines of 2 to 4 stages.
 // Starts from: lesson 11 (128 x 128 tile, register-staged double buffering). Adds: the
 // 128 x 256 block tile cuBLAS's FP32 kernels use (8 warps of 64 x 64, 8 x 16 outputs per
 // thread), filled either as in lesson 11 (global -> registers -> shared) or by cp.async
@@ -25,6 +25,13 @@ constexpr int kLaneRows = kWM / kTM, kLaneCols = kWN / kTN;  // 8 x 4 lanes
 constexpr int kThreads = 256;
 constexpr int kAStride = kBM + 4;  // transposed A tile rows, padded as in lesson 11
 constexpr int kTileFloats = kTileK * (kAStride + kBN);  // one stage: A's tile, then B's
+// What the index arithmetic below assumes of the tiles:
+static_assert(kBM * kTileK % (4 * kThreads) == 0 && kTileK * kBN % (4 * kThreads) == 0,
+              "each thread copies whole float4s of A's and B's tiles (and so whole floats)");
+static_assert(kTileK % 4 == 0 && kBN % 4 == 0, "a float4 of A stays within a row of the tile, one of B too");
+static_assert(kAStride % 4 == 0 && kTileFloats % 4 == 0, "every row of a stage starts on 16 bytes (float4 reads)");
+static_assert(kLaneRows * kLaneCols == 32 && (kBM / kWM) * (kBN / kWN) * 32 == kThreads, "8 warps of 32 lanes");
+static_assert(kWM % (4 * kLaneRows) == 0 && kWN % (4 * kLaneCols) == 0, "a lane's outputs are 4 x 4 sub-blocks");
 
 __device__ int row_of(int wr, int lr, int s) { return wr * kWM + s * 4 * kLaneRows + lr * 4; }  // lesson 10
 __device__ int col_of(int wc, int lc, int t) { return wc * kWN + t * 4 * kLaneCols + lc * 4; }
@@ -191,7 +198,7 @@ template <int kStages>
 void run_cp_async(int n, const float* A, const float* B, float* C) {
     tut::sgemm::require_size(n);
     constexpr size_t smem = cp_async_smem_bytes<kStages>();
-    tut::sgemm::allow_dynamic_shared_memory(sgemm_cp_async<kStages>, smem);  // above 48 KB a kernel must ask
+    tut::allow_dynamic_shared_memory(sgemm_cp_async<kStages>, smem);  // above 48 KB a kernel must ask
     const dim3 grid((n + kBN - 1) / kBN, (n + kBM - 1) / kBM);
     sgemm_cp_async<kStages><<<grid, kThreads, smem>>>(n, A, B, C);
     TUT_LAUNCH("sgemm_cp_async");
@@ -204,29 +211,40 @@ void run_register_staged(int n, const float* A, const float* B, float* C) {
     TUT_LAUNCH("sgemm_register_staged");
 }
 
-template <int kStages>
-tut::sgemm::Variant cp_async_variant(const char* name) {
-    tut::sgemm::Variant v = tut::sgemm::launch_shape(
-        tut::sgemm::kernel_variant(name, run_cp_async<kStages>, sgemm_cp_async<kStages>), kThreads,
-        cp_async_smem_bytes<kStages>());
-    v.min_compute_capability = 80;
-    v.needs = "cp.async";
-    return v;
-}
-
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::sgemm::Variant> sgemm_variants() {
-    using tut::sgemm::kernel_variant;
-    return {cp_async_variant<2>("cp.async 2 stages"), cp_async_variant<3>("cp.async 3 stages"),
-            cp_async_variant<4>("cp.async 4 stages"),
-            tut::sgemm::launch_shape(kernel_variant("registers 2 buffers", run_register_staged, sgemm_register_staged),
-                                     kThreads)};
+std::vector<tut::sgemm::Variant> variants() {
+    const tut::Needs cp_async{80, "cp.async"};  // compute capability 8.0 or newer
+    return {{"cp.async 2 stages", run_cp_async<2>,
+             tut::kernel_of(sgemm_cp_async<2>, kThreads, cp_async_smem_bytes<2>()), cp_async},
+            {"cp.async 3 stages", run_cp_async<3>,
+             tut::kernel_of(sgemm_cp_async<3>, kThreads, cp_async_smem_bytes<3>()), cp_async},
+            {"cp.async 4 stages", run_cp_async<4>,
+             tut::kernel_of(sgemm_cp_async<4>, kThreads, cp_async_smem_bytes<4>()), cp_async},
+            {"registers 2 buffers", run_register_staged, tut::kernel_of(sgemm_register_staged, kThreads)}};
 }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"sgemm", "12_cp_async", "A 128 x 256 tile, staged by cp.async or by registers"};
-    return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants());
+    const tut::LessonInfo lesson{"sgemm", "12_cp_async", "A 128 x 256 tile, staged by cp.async or by registers"};
+    const std::vector<tut::sgemm::Variant> variants = lesson::variants();
+    tut::sgemm::Options options(lesson);  // --n (4096) and the options every lesson takes
+    options.parse(argc, argv, tut::names_of(variants));
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::sgemm::Problem problem(bench, options.n);  // A, B, the reference, cuBLAS FP32 timed beside
+        tut::Table table = problem.table();
+        for (const tut::sgemm::Variant& v : variants) {
+            if (!bench.runs(v)) continue;
+            const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(v.run); });
+            const tut::Timing timing = bench.time(v.name, [&] { problem.run(v.run); });
+            table.add_row(bench.record(problem.result(v, timing, verdict)));
+        }
+        table.add_row(problem.library_row());
+        table.print();
+        return bench.exit_code();
+    });
 }

@@ -1,4 +1,4 @@
-// SGEMM lesson 13: finishing and tuning, to within a few percent of cuBLAS with plain FFMA.
+// sgemm/13_tuning: finishing and tuning, to within a few percent of cuBLAS with plain FFMA.
 // Starts from: lesson 12's "registers 2 buffers" kernel (128 x 256 x 8 tile). Adds: the tile's
 // depth as a parameter (16 k per tile: half the barriers), a block swizzle (blocks that run
 // together share panels of A and B in L2), C written back through shared memory as an option,
@@ -52,11 +52,17 @@ struct Config {
     static constexpr bool kStageC = kStageC_;
     static constexpr int kLaneRows = kWM / kTM, kLaneCols = kWN / kTN;
     static_assert(kLaneRows * kLaneCols == 32 && (kBM / kWM) * (kBN / kWN) * 32 == kThreads, "8 warps of 32 lanes");
+    static_assert(kBM % kWM == 0 && kBN % kWN == 0 && kWM % (4 * kLaneRows) == 0 && kWN % (4 * kLaneCols) == 0,
+                  "warp tiles cover the block tile; a lane's outputs are 4 x 4 sub-blocks");
+    static_assert(kTileK % 4 == 0 && kBN % 4 == 0, "a float4 of A stays within a row of the tile, one of B too");
     static constexpr int kAStride = kBM + 4;  // transposed A rows, padded (lesson 11)
     static constexpr int kStageFloats = kTileK * (kAStride + kBN);
     static constexpr int kLoadsA = kBM * kTileK / 4 / kThreads, kLoadsB = kTileK * kBN / 4 / kThreads;
-    static_assert(kLoadsA * kThreads * 4 == kBM * kTileK && kLoadsB * kThreads * 4 == kTileK * kBN, "even loads");
+    static_assert(kBM * kTileK % (4 * kThreads) == 0 && kTileK * kBN % (4 * kThreads) == 0,
+                  "each thread loads whole float4s of A's and B's tiles");
     static constexpr int kCStride = kWN + 4;  // a warp's staging row for C
+    static_assert(kAStride % 4 == 0 && kStageFloats % 4 == 0 && kCStride % 4 == 0,
+                  "every row in shared memory starts on 16 bytes (float4 reads and writes)");
     static constexpr size_t kSmemBytes =
         sizeof(float) * (kStageC && 8 * kLaneRows * kCStride > 2 * kStageFloats ? 8 * kLaneRows * kCStride
                                                                                  : 2 * kStageFloats);
@@ -180,16 +186,10 @@ __global__ void __launch_bounds__(kThreads, K::kMinBlocks) sgemm_tuned(int n, co
 template <class K>
 void run_tuned(int n, const float* A, const float* B, float* C) {
     tut::sgemm::require_size(n);
-    tut::sgemm::allow_dynamic_shared_memory(sgemm_tuned<K>, K::kSmemBytes);  // above 48 KB a kernel must ask
+    tut::allow_dynamic_shared_memory(sgemm_tuned<K>, K::kSmemBytes);  // above 48 KB a kernel must ask
     const dim3 grid((n + K::kBN - 1) / K::kBN, (n + K::kBM - 1) / K::kBM);
     sgemm_tuned<K><<<grid, kThreads, K::kSmemBytes>>>(n, A, B, C);
     TUT_LAUNCH("sgemm_tuned");
-}
-
-template <class K>
-tut::sgemm::Variant tuned_variant(const char* name) {
-    return tut::sgemm::launch_shape(tut::sgemm::kernel_variant(name, run_tuned<K>, sgemm_tuned<K>), kThreads,
-                                    K::kSmemBytes);
 }
 
 //                 tile M   N    K  warp M  N  thread M N  swizzle C staged
@@ -206,21 +206,45 @@ constexpr const char* kChosen = "128x256x16 swizzle 8";
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::sgemm::Variant> sgemm_variants() {
-    return {tuned_variant<Lesson12>("128x256x8"),
-            tuned_variant<Deeper>("128x256x16"),
-            tuned_variant<Swizzled>("128x256x16 swizzle 8"),
-            tuned_variant<Swizzled16>("128x256x16 swizzle 16"),
-            tuned_variant<StagedC>("128x256x16 swizzle 8 C staged"),
-            tuned_variant<Tall>("256x128x16 swizzle 8"),
-            tuned_variant<Small>("128x128x8 swizzle 8")};
+// One point of the sweep each: the kernel of one Config, its block and its shared memory.
+std::vector<tut::sgemm::Variant> variants() {
+    return {{"128x256x8", run_tuned<Lesson12>, tut::kernel_of(sgemm_tuned<Lesson12>, kThreads, Lesson12::kSmemBytes)},
+            {"128x256x16", run_tuned<Deeper>, tut::kernel_of(sgemm_tuned<Deeper>, kThreads, Deeper::kSmemBytes)},
+            {"128x256x16 swizzle 8", run_tuned<Swizzled>,
+             tut::kernel_of(sgemm_tuned<Swizzled>, kThreads, Swizzled::kSmemBytes)},
+            {"128x256x16 swizzle 16", run_tuned<Swizzled16>,
+             tut::kernel_of(sgemm_tuned<Swizzled16>, kThreads, Swizzled16::kSmemBytes)},
+            {"128x256x16 swizzle 8 C staged", run_tuned<StagedC>,
+             tut::kernel_of(sgemm_tuned<StagedC>, kThreads, StagedC::kSmemBytes)},
+            {"256x128x16 swizzle 8", run_tuned<Tall>, tut::kernel_of(sgemm_tuned<Tall>, kThreads, Tall::kSmemBytes)},
+            {"128x128x8 swizzle 8", run_tuned<Small>, tut::kernel_of(sgemm_tuned<Small>, kThreads, Small::kSmemBytes)}};
 }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"sgemm", "13_tuning", "Finishing and tuning: tile depth, block swizzle, C path"};
-    tut::sgemm::MainOptions options;
-    options.sweep_variant = kChosen;
-    return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants(), options);
+    const tut::LessonInfo lesson{"sgemm", "13_tuning", "Finishing and tuning: tile depth, block swizzle, C path"};
+    const std::vector<tut::sgemm::Variant> variants = lesson::variants();
+    tut::sgemm::Options options(lesson);  // --n (4096) and the options every lesson takes
+    bool sweep = false;  // the tour passes it
+    options.cli.add_flag("sweep", &sweep, std::string("after the table, time '") + kChosen +
+                                              "' against cuBLAS at N = 1024 .. 8192 (multiples of the tile and not)");
+    options.parse(argc, argv, tut::names_of(variants));
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::sgemm::Problem problem(bench, options.n);  // A, B, the reference, cuBLAS FP32 timed beside
+        tut::Table table = problem.table();
+        for (const tut::sgemm::Variant& v : variants) {
+            if (!bench.runs(v)) continue;
+            const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(v.run); });
+            const tut::Timing timing = bench.time(v.name, [&] { problem.run(v.run); });
+            table.add_row(bench.record(problem.result(v, timing, verdict)));
+        }
+        table.add_row(problem.library_row());
+        table.print();
+        if (sweep) tut::sgemm::size_sweep(bench, variants, kChosen, tut::sgemm::Arithmetic::fp32);
+        return bench.exit_code();
+    });
 }

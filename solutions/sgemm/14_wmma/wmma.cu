@@ -1,4 +1,4 @@
-// SGEMM lesson 14: TF32 tensor cores through the WMMA API (nvcuda::wmma).
+// sgemm/14_wmma: TF32 tensor cores through the WMMA API (nvcuda::wmma).
 // Starts from: lesson 13 (FP32 on the CUDA cores, about nine tenths of FP32 cuBLAS) and lesson 08
 // (cuBLAS with TF32 tensor cores, seven times faster). Adds: the tensor cores in our own kernel. A
 // warp, not a thread, now owns a tile of C: wmma::fragment objects hold 16 x 16 blocks of it
@@ -23,8 +23,6 @@
 
 #include <mma.h>
 
-#include <cmath>
-
 namespace {
 
 constexpr int kBM = 128, kBN = 128, kBK = 32;     // block tile of C, k values per tile
@@ -38,6 +36,12 @@ constexpr int kLDA = kBK + 4, kLDB = kBN + 4;
 constexpr int kAStage = kBM * kLDA, kBStage = kBK * kLDB;                    // floats
 constexpr size_t kSmemBytes = 2 * size_t(kAStage + kBStage) * sizeof(float);  // 70,656 bytes
 static_assert(size_t(8) * kWM * kWN * sizeof(float) <= kSmemBytes, "the edge epilogue's staging must fit");
+// What the copies below assume of the tiles (16-byte copies: a thread's chunk of A rows and of B
+// rows, the same chunk every kThreads / chunks-per-row rows; 4-byte copies: whole elements):
+static_assert(kThreads % (kBK / 4) == 0 && kBM % (kThreads / (kBK / 4)) == 0, "16-byte copies of A: whole rows");
+static_assert(kThreads % (kBN / 4) == 0 && kBK % (kThreads / (kBN / 4)) == 0, "16-byte copies of B: whole rows");
+static_assert(kBM * kBK % kThreads == 0 && kBK * kBN % kThreads == 0, "4-byte copies: the same count per thread");
+static_assert(kBK % 8 == 0 && kLDA % 4 == 0 && kLDB % 4 == 0, "whole k = 8 steps; load_matrix_sync's strides");
 
 // Two blocks per SM (at most 128 registers a thread): while one waits at its barrier, the
 // other feeds the tensor cores. kAligned: N % 4 == 0, so rows start on 16-byte boundaries.
@@ -159,12 +163,12 @@ __global__ void __launch_bounds__(kThreads, 2) sgemm_wmma(int n, const float* __
         const int r = r_w + e / kWN, c = c_w + e % kWN;
         if (r < n && c < n) C[size_t(r) * n + c] = staging[e];
     }
-#endif  // no TF32 tensor cores before sm_80: the driver and the checks skip the variant there
+#endif  // no TF32 tensor cores before sm_80: the lesson and the checks skip the variant there
 }
 
 template <bool kAligned>
 void launch_wmma(int n, const float* A, const float* B, float* C) {
-    tut::sgemm::allow_dynamic_shared_memory(sgemm_wmma<kAligned>, kSmemBytes);  // above 48 KB a kernel must ask
+    tut::allow_dynamic_shared_memory(sgemm_wmma<kAligned>, kSmemBytes);  // above 48 KB a kernel must ask
     const dim3 grid((n + kBN - 1) / kBN, (n + kBM - 1) / kBM);
     sgemm_wmma<kAligned><<<grid, kThreads, kSmemBytes>>>(n, A, B, C);
     TUT_LAUNCH("sgemm_wmma");
@@ -180,20 +184,33 @@ void run_wmma(int n, const float* A, const float* B, float* C) {
 
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::sgemm::Variant> sgemm_variants() {
-    tut::sgemm::Variant v = tut::sgemm::launch_shape(
-        tut::sgemm::kernel_variant("wmma 128x128x32", run_wmma, sgemm_wmma<true>), kThreads, kSmemBytes);
-    v.input_roundoff = std::ldexp(1.0, -11);  // TF32: 10 explicit mantissa bits
-    v.min_compute_capability = 80;
-    v.needs = "TF32 tensor cores";
-    return {v};
+std::vector<tut::sgemm::Variant> variants() {
+    return {{"wmma 128x128x32", run_wmma, tut::kernel_of(sgemm_wmma<true>, kThreads, kSmemBytes),
+             tut::Needs{80, "TF32 tensor cores"}}};
 }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"sgemm", "14_wmma", "TF32 tensor cores through the WMMA API"};
-    tut::sgemm::MainOptions options;
-    options.tf32_library = true;  // the yardstick: cuBLAS on the TF32 tensor cores
-    return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants(), options);
+    const tut::LessonInfo lesson{"sgemm", "14_wmma", "TF32 tensor cores through the WMMA API"};
+    const std::vector<tut::sgemm::Variant> variants = lesson::variants();
+    const tut::sgemm::Arithmetic tf32 = tut::sgemm::Arithmetic::tf32;  // the variants' inputs and the yardstick's
+    tut::sgemm::Options options(lesson);  // --n (4096) and the options every lesson takes
+    options.parse(argc, argv, tut::names_of(variants));
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::sgemm::Problem problem(bench, options.n, tf32);  // A, B, the reference; the yardstick: cuBLAS TF32
+        tut::Table table = problem.table();
+        for (const tut::sgemm::Variant& v : variants) {
+            if (!bench.runs(v)) continue;
+            const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(v.run, tf32); });
+            const tut::Timing timing = bench.time(v.name, [&] { problem.run(v.run); });
+            table.add_row(bench.record(problem.result(v, timing, verdict, tf32)));
+        }
+        table.add_row(problem.library_row());
+        table.print();
+        return bench.exit_code();
+    });
 }

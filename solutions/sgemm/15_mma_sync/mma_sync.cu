@@ -1,4 +1,4 @@
-// SGEMM lesson 15: TF32 tensor cores through mma.sync, with the fragments in our own hands.
+// sgemm/15_mma_sync: TF32 tensor cores through mma.sync, with the fragments in our own hands.
 // Starts from: lesson 14 (WMMA: opaque fragments, filled one 4-byte shared load per element).
 // Adds: the PTX instruction mma.sync.aligned.m16n8k8 (the tensor-core operation WMMA compiles
 // to), whose fragment layout the PTX ISA documents lane by lane. Knowing it, a warp fills A's
@@ -21,7 +21,6 @@
 #include "tut/sgemm_tiles.cuh"
 #include "tut/sgemm_swizzle.cuh"
 
-#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -35,6 +34,16 @@ constexpr int kAStage = kBM * kBK, kBStage = kBK * kBN;  // floats: 16 KB + 32 K
 constexpr int kCopySteps = 2;  // a tile's copies are spread over the first 2 of its 4 k steps
 
 constexpr size_t smem_bytes(int stages) { return size_t(stages) * (kAStage + kBStage) * sizeof(float); }
+// What the copies and fragment loads below assume of the tiles:
+static_assert(kBK == 32, "a row of A's tile is 8 chunks of 16 bytes, stored at chunk ^ (row % 8)");
+static_assert(kThreads / (kBK / 4) * 4 == kBM && kThreads / (kBN / 4) * 8 == kBK,
+              "16-byte copies: each thread copies 4 chunks of A's tile and 8 of B's, a whole group of rows apart");
+static_assert(4 % kCopySteps == 0 && 8 % kCopySteps == 0 && kBM * kBK % (kThreads * kCopySteps) == 0 &&
+                  kBK * kBN % (kThreads * kCopySteps) == 0,
+              "a tile's copies split evenly over kCopySteps k steps");
+static_assert(kCopySteps < kBK / 8, "a tile's copies are issued before its last k step, where the pipeline waits");
+static_assert(kWM % 16 == 0 && kWN == 8 * 8 && (kBM / kWM) * (kBN / kWN) * 32 == kThreads && kBN / kWN == kWarpsN,
+              "8 warps of 64 x 64: whole m16 tiles, and 8 lane groups of 8 columns");
 
 // ---- the instructions ----
 
@@ -47,7 +56,7 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], 
         "{%0, %1, %2, %3};\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#endif  // older GPUs have no TF32 tensor cores: the driver and the checks skip the variants there
+#endif  // older GPUs have no TF32 tensor cores: the lesson and the checks skip the variants there
 }
 
 // Four 8 x 8 matrices of 16-bit elements, that is four 8 x 4 matrices of 32-bit words: lanes
@@ -287,12 +296,12 @@ template <int kStages>
 void run_mma(int n, const float* A, const float* B, float* C) {
     tut::sgemm::require_size(n);
     constexpr size_t smem = smem_bytes(kStages);
-    if (smem > tut::sgemm::max_dynamic_shared_per_block())  // the driver and checks skip such a variant
+    if (smem > tut::sgemm::max_dynamic_shared_per_block())  // the lesson and the checks skip such a variant
         throw tut::Unsupported(std::to_string(kStages) + " stages need " + std::to_string(smem / 1024) +
                                " KB of shared memory per block; this GPU offers " +
                                std::to_string(tut::sgemm::max_dynamic_shared_per_block() / 1024));
-    tut::sgemm::allow_dynamic_shared_memory(sgemm_mma<kStages, true>, smem);  // above 48 KB a kernel must ask
-    tut::sgemm::allow_dynamic_shared_memory(sgemm_mma<kStages, false>, smem);
+    tut::allow_dynamic_shared_memory(sgemm_mma<kStages, true>, smem);  // above 48 KB a kernel must ask
+    tut::allow_dynamic_shared_memory(sgemm_mma<kStages, false>, smem);
     const dim3 grid((n + kBN - 1) / kBN, (n + kBM - 1) / kBM);
     if (n % 4 == 0)
         sgemm_mma<kStages, true><<<grid, kThreads, smem>>>(n, A, B, C);
@@ -301,29 +310,40 @@ void run_mma(int n, const float* A, const float* B, float* C) {
     TUT_LAUNCH("sgemm_mma");
 }
 
-template <int kStages>
-tut::sgemm::Variant mma_variant(const char* name) {
-    tut::sgemm::Variant v = tut::sgemm::launch_shape(
-        tut::sgemm::kernel_variant(name, run_mma<kStages>, sgemm_mma<kStages, true>), kThreads, smem_bytes(kStages));
-    v.input_roundoff = std::ldexp(1.0, -11);  // TF32: 10 explicit mantissa bits
-    v.min_compute_capability = 80;
-    v.needs = "TF32 tensor cores";
-    return v;
-}
-
 }  // namespace
 
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
 namespace lesson {
-std::vector<tut::sgemm::Variant> sgemm_variants() {
-    return {mma_variant<2>("mma.sync 2 stages"), mma_variant<4>("mma.sync 4 stages")};
+// A GPU with less shared memory per block than a variant's launch needs (an A100 for 4 stages)
+// skips that variant.
+std::vector<tut::sgemm::Variant> variants() {
+    const tut::Needs tensor_cores{80, "TF32 tensor cores"};
+    return {{"mma.sync 2 stages", run_mma<2>, tut::kernel_of(sgemm_mma<2, true>, kThreads, smem_bytes(2)),
+             tensor_cores},
+            {"mma.sync 4 stages", run_mma<4>, tut::kernel_of(sgemm_mma<4, true>, kThreads, smem_bytes(4)),
+             tensor_cores}};
 }
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo info{"sgemm", "15_mma_sync", "TF32 tensor cores through mma.sync, fragments by hand"};
-    tut::sgemm::MainOptions options;
-    options.tf32_library = true;  // the yardstick: cuBLAS on the TF32 tensor cores
-    // A GPU with less shared memory per block than a variant needs (an A100 for 4 stages)
-    // skips that variant: its launch shape records what it needs.
-    return tut::sgemm::lesson_main(argc, argv, info, lesson::sgemm_variants(), options);
+    const tut::LessonInfo lesson{"sgemm", "15_mma_sync", "TF32 tensor cores through mma.sync, fragments by hand"};
+    const std::vector<tut::sgemm::Variant> variants = lesson::variants();
+    const tut::sgemm::Arithmetic tf32 = tut::sgemm::Arithmetic::tf32;  // the variants' inputs and the yardstick's
+    tut::sgemm::Options options(lesson);  // --n (4096) and the options every lesson takes
+    options.parse(argc, argv, tut::names_of(variants));
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::sgemm::Problem problem(bench, options.n, tf32);  // A, B, the reference; the yardstick: cuBLAS TF32
+        tut::Table table = problem.table();
+        for (const tut::sgemm::Variant& v : variants) {
+            if (!bench.runs(v)) continue;
+            const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(v.run, tf32); });
+            const tut::Timing timing = bench.time(v.name, [&] { problem.run(v.run); });
+            table.add_row(bench.record(problem.result(v, timing, verdict, tf32)));
+        }
+        table.add_row(problem.library_row());
+        table.print();
+        return bench.exit_code();
+    });
 }
