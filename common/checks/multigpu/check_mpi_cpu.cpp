@@ -10,6 +10,9 @@
 // Hidden cases ("[.watchdog]", "[.abort]", "[.disagree]") make a rank hang, throw or fail
 // alone; test_mpi_launch.py runs them and looks at what the job prints and how it ends.
 #include "mg_checks.hpp"
+#if TUT_CATCH_MAJOR >= 3
+#include <catch2/catch_get_random_seed.hpp>  // Catch::getSeed()
+#endif
 #include "tut/multigpu_cg.hpp"
 #include "tut/multigpu_halo.hpp"
 #include "tut/multigpu_mpi.hpp"
