@@ -10,10 +10,23 @@
 #              [SANITIZE_TOOLS <tools...>] which compute-sanitizer tools those runs use: memcheck
 #                                        (default), racecheck (kernels with shared memory),
 #                                        synccheck (barriers, cooperative kernels), initcheck
-#              [TIMEOUT <seconds>]       per check run (grader and CTest), default 300
+#              [TIMEOUT <seconds>]       per check run (CTest; the grader's own limit is derived
+#                                        from the solution's measured check time, at most this)
+#              [HANG_HINT <text>]        the likely cause the grader names when the lesson's checks
+#                                        time out (a grid barrier that not every block reaches?)
 #              [HOPPER_FEATURES])        compile for sm_90a as well (wgmma, TMA: Hopper-only
 #                                        instructions); the lesson and its checks skip (exit 77)
 #                                        on other GPUs
+#
+# A registered lesson whose folder the lessons or solutions tree lacks (an assignment that
+# ships lessons 1..k of a track: autograder/build_zip.sh --up-to) is skipped; configure
+# names all such lessons in one line.
+#
+# The bank of known-wrong submissions, common/checks/wrong/<track>/<lesson>/*.cu (each a
+# complete replacement of the lesson's exercise file), is compiled by the target wrong-bank
+# (part of the default build when the checks are): each file once, to PTX only, with the
+# exercise object's definitions, include directories and architecture. scripts/grade.py
+# --self-test grades them; scripts/wrong_bank.py checks their headers (CTest cpu/wrong-bank).
 #
 # For each tree (the exercises in TUT_LESSONS_DIR, the solutions in TUT_SOLUTIONS_DIR)
 # it builds, from <tree>/<track>/<lesson>/<source>:
@@ -32,6 +45,10 @@
 # (scripts/grade.py), which reads build/tut_manifest.json.
 
 set_property(GLOBAL PROPERTY TUT_MANIFEST "")
+set_property(GLOBAL PROPERTY TUT_ABSENT_LESSONS "")
+if(TUT_BUILD_CHECKS)
+  add_custom_target(wrong-bank ALL)
+endif()
 
 set(TUT_COMMON_BAD_ARGS "--bogus" "--repeats 0" "--repeats x" "stray")
 
@@ -82,10 +99,81 @@ function(tut_hopper_features target)
   set_property(TARGET ${target} PROPERTY CUDA_ARCHITECTURES ${out})
 endfunction()
 
+# Sets `out` to TRUE when both trees hold the lesson's source, else records the lesson as
+# absent (tut_write_manifest() names the absent ones in one line) and sets it to FALSE.
+function(tut_lesson_present track lesson source out)
+  if(EXISTS ${TUT_LESSONS_DIR}/${track}/${lesson}/${source} AND EXISTS ${TUT_SOLUTIONS_DIR}/${track}/${lesson}/${source})
+    set(${out} TRUE PARENT_SCOPE)
+  else()
+    set_property(GLOBAL APPEND PROPERTY TUT_ABSENT_LESSONS "${track}/${lesson}")
+    set(${out} FALSE PARENT_SCOPE)
+  endif()
+endfunction()
+
+# Sets `out` to the one architecture nvcc -ptx compiles for (it refuses several): a target's
+# 90a entry where it has one (a lesson with HOPPER_FEATURES), else its first; "all" and
+# "all-major" name several, so 90 (the H100/H200 the project is measured on) stands in.
+function(tut_ptx_architecture out archs)
+  set(pick "")
+  foreach(a IN LISTS archs)
+    if(a MATCHES "^90a")
+      set(pick 90a)
+      break()
+    endif()
+  endforeach()
+  if(pick STREQUAL "")
+    list(GET archs 0 pick)
+  endif()
+  if(pick MATCHES "^(all|all-major)$")
+    set(pick 90)
+  endif()
+  string(REGEX REPLACE "-(real|virtual)$" "" pick "${pick}")
+  set(${out} ${pick} PARENT_SCOPE)
+endfunction()
+
+# The lesson's files of the bank of known-wrong submissions, compiled to PTX as its exercise
+# object `exercise_obj` is compiled (the remaining arguments: its libraries), as part of the
+# target wrong-bank. Nothing when the lesson has none.
+function(tut_wrong_bank track lesson exercise_obj)
+  if(NOT TARGET wrong-bank)
+    return()
+  endif()
+  file(GLOB files CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/common/checks/wrong/${track}/${lesson}/*.cu)
+  if(NOT files)
+    return()
+  endif()
+  set(t wrong-${track}-${lesson})
+  add_library(${t} OBJECT ${files})
+  target_compile_definitions(${t} PRIVATE main=tut_lesson_main)
+  target_link_libraries(${t} PRIVATE tut_common ${ARGN})
+  get_property(archs TARGET ${exercise_obj} PROPERTY CUDA_ARCHITECTURES)
+  tut_ptx_architecture(arch "${archs}")
+  get_property(rdc TARGET ${exercise_obj} PROPERTY CUDA_SEPARABLE_COMPILATION)
+  set_target_properties(${t} PROPERTIES CUDA_PTX_COMPILATION ON CUDA_ARCHITECTURES ${arch})
+  if(rdc)
+    set_property(TARGET ${t} PROPERTY CUDA_SEPARABLE_COMPILATION ON)
+  endif()
+  add_dependencies(wrong-bank ${t})
+endfunction()
+
 function(tut_lesson track lesson source)
-  cmake_parse_arguments(PARSE_ARGV 3 L "HOPPER_FEATURES" "TIMEOUT" "LIBS;SMOKE_ARGS;BAD_ARGS;TOUR_ARGS;SANITIZE_RUNS;SANITIZE_TOOLS")
+  cmake_parse_arguments(PARSE_ARGV 3 L "HOPPER_FEATURES" "TIMEOUT;HANG_HINT" "LIBS;SMOKE_ARGS;BAD_ARGS;TOUR_ARGS;SANITIZE_RUNS;SANITIZE_TOOLS")
+  tut_lesson_present(${track} ${lesson} ${source} present)
+  if(NOT present)
+    return()
+  endif()
   if(NOT L_TIMEOUT)
     set(L_TIMEOUT 300)
+  endif()
+  # The hint goes into the manifest as a JSON string: plain text only.
+  set(hang_json "")
+  if(L_HANG_HINT)
+    string(FIND "${L_HANG_HINT}" "\"" quote)
+    string(FIND "${L_HANG_HINT}" "\\" backslash)
+    if(NOT quote EQUAL -1 OR NOT backslash EQUAL -1)
+      message(FATAL_ERROR "tut_lesson(${track} ${lesson}): HANG_HINT may not hold quotes or backslashes")
+    endif()
+    set(hang_json ", \"hang_hint\": \"${L_HANG_HINT}\"")
   endif()
   if(NOT L_SANITIZE_TOOLS)
     set(L_SANITIZE_TOOLS memcheck)
@@ -168,12 +256,18 @@ function(tut_lesson track lesson source)
     endif()
 
     set_property(GLOBAL APPEND PROPERTY TUT_MANIFEST
-      "  {\"tree\": \"${tree}\", \"track\": \"${track}\", \"lesson\": \"${lesson}\", \"source\": \"${src}\", \"target\": \"${t}\", \"exe\": \"$<TARGET_FILE:${t}>\"${check_json}, \"timeout\": ${L_TIMEOUT}, \"tour_args\": ${tour}, \"sanitize_runs\": [${sanitize_runs}], \"sanitize_tools\": ${sanitize_tools}}")
+      "  {\"tree\": \"${tree}\", \"track\": \"${track}\", \"lesson\": \"${lesson}\", \"source\": \"${src}\", \"target\": \"${t}\", \"exe\": \"$<TARGET_FILE:${t}>\"${check_json}, \"timeout\": ${L_TIMEOUT}, \"tour_args\": ${tour}, \"sanitize_runs\": [${sanitize_runs}], \"sanitize_tools\": ${sanitize_tools}${hang_json}}")
   endforeach()
+  tut_wrong_bank(${track} ${lesson} lessons-${track}-${lesson}-obj ${L_LIBS})
 endfunction()
 
 # Writes build/tut_manifest.json: every lesson of both trees, in tour order.
 function(tut_write_manifest)
+  get_property(absent GLOBAL PROPERTY TUT_ABSENT_LESSONS)
+  if(absent)
+    list(JOIN absent ", " absent)
+    message(STATUS "Lessons not in this tree, skipped: ${absent}")
+  endif()
   get_property(entries GLOBAL PROPERTY TUT_MANIFEST)
   list(JOIN entries ",\n" body)
   file(GENERATE OUTPUT ${CMAKE_BINARY_DIR}/tut_manifest.json CONTENT "[\n${body}\n]\n")

@@ -5,33 +5,71 @@ usage:
   scripts/grade.py                          grade ./lessons (build dir ./build)
   scripts/grade.py --lessons-dir ~/my/lessons --build-dir build-grade
   scripts/grade.py --tree solutions         verify the solutions the same way
-  scripts/grade.py --self-test              pristine exercises score zero, solutions full
+  scripts/grade.py --self-test              pristine exercises score zero, solutions full, and
+                                            every known-wrong submission short of full
+  scripts/grade.py --calibrate              the performance thresholds of this GPU
   options: --only sgemm/01_naive (repeatable)  --tracks sgemm,cg  --out DIR
            --jobs N (compile jobs)  --run-jobs N (check programs at once)
+           --sanitize (compute-sanitizer on each lesson's program: a scored case)
            --build-only (exit 1 when the build failed or timed out)
            --require-full (exit 1 unless every lesson scores full)
+  self-test: --no-wrong-bank  --wrong-only sgemm/05 (repeatable)  --write-check-times
+  calibrate: --calibrate-runs N (default 5)  --out FILE (default common/checks/thresholds/<gpu>.json)
 
-Each lesson is worth POINTS_PER_LESSON points, shared equally by the test cases of its
-check tagged [exercise]; [baseline] cases are reported but score nothing. A lesson scores
-only when its check program ran to the end: a crash or time-out in the [exercise] run or
-in the [baseline] run gives the whole lesson 0, with a report saying that the program
-itself failed. So a lesson has full points exactly when --require-full counts it as full.
+Scoring. Each lesson is worth POINTS_PER_LESSON points. Its check's test cases tagged
+[exercise] share the correctness part; [baseline] cases are reported but score nothing.
+A lesson whose check has [performance] cases gives them PERF_SHARE (25%) of its points,
+and with --sanitize the compute-sanitizer case gets SANITIZE_SHARE (10%); correctness
+keeps the rest (65% with both). Correctness comes first: while any [exercise] case fails,
+the performance cases and the sanitizer case score nothing. A [performance] case that
+reports "unscored" (no threshold for this GPU, or a gain too small to gate reliably)
+gives its share to correctness. A lesson scores only when its check program ran to the
+end: a crash or time-out in any of its runs gives the whole lesson 0, with a report saying
+that the program itself failed. So a lesson has full points exactly when --require-full
+counts it as full.
+
+Check runs. Each lesson's check program runs up to three times, each a process of its
+own: its [exercise] cases and its [baseline] cases, several lessons at once (--run-jobs),
+then, one lesson at a time with the GPU to itself, its [performance] cases (when it has
+any), with TUT_PERF_REPORT naming a file in the logs folder where each case writes one JSON
+line: ratio, threshold, status, hint. Each run has the lesson's time limit: 5 x the solution's check time on
+this GPU (common/checks/check_times/<gpu>.json, written by --self-test
+--write-check-times), at least 20 s and at most 30 s (twice the solution's time for a check
+that needs over 15 s), or 30 s where this GPU has no measured time; never more than the
+lesson's CTest limit (the manifest's timeout). After a time-out the lesson's later runs
+are skipped, so a hang costs one limit; its report names the likely cause where the lesson
+registered one (tut_lesson(HANG_HINT), e.g. a grid barrier that not every block reaches).
+
+Sanitizer (--sanitize). compute-sanitizer runs the graded tree's lesson program (the
+manifest's exe) with each of the lesson's sanitize_runs under each of its sanitize_tools
+(memcheck; racecheck and synccheck where the lesson lists them), after its checks, when
+its [exercise] cases all pass. A finding, a crash or a non-zero exit fails the case. Its
+cost is printed per lesson (about 2 to 20 s on an H100).
+
+Self-test (--self-test). The pristine exercises must score 0 on their [exercise] cases,
+the solutions full points (with CTest's time limits, their check times measured). Then the
+bank of known-wrong submissions (common/checks/wrong/<track>/<lesson>/*.cu) is graded in
+rounds: round r lays the r-th file (by name) of every lesson that has one over a copy of
+lessons/ and grades those lessons (a build dir of its own under --out). Each must score
+short of full: a wrong submission at full marks, or one that does not compile, fails the
+self-test; with --sanitize, a race must be caught by the sanitizer case. The table lesson |
+mistake | kind | caught by | declared is printed and written to --out/wrong-bank.md.
 
 The build dir is configured (again) when it was configured for other settings: the
 lessons tree (default lessons/), the solution tree (default solutions/, or the lessons
-tree where there is none, as in a student's copy), the tracks (default all; for
---self-test, which CTest runs on its own build, those the build dir has) and
+tree where there is none, as in a student's copy), the tracks (default all the tree has;
+for --self-test, which CTest runs on its own build, those the build dir has) and
 TUT_BUILD_CHECKS=ON. An --only lesson that is not in the build is an error (exit 2).
 
 Phases: configure; one parallel build of every check target of the tree that keeps
 going past failures (ninja -k 0); then, lesson by lesson, the check target is built
 again on its own (up to date: instant; failed: rebuilt alone, so its log is its own)
-and its checks are run under a time limit, several lessons at once (--run-jobs). A
-lesson that fails to compile, crashes or hangs loses its own points and grading goes
-on. The report of a compile error begins with the first error lines that point into the
-graded tree (file:line: message), then the build log. Each phase's time is printed, and
-so is the report of every lesson without full points (the one results.json holds), for
-graders that show only the console (GitHub Classroom).
+and its checks are run, several lessons at once (--run-jobs). A lesson that fails to
+compile, crashes or hangs loses its own points and grading goes on. The report of a
+compile error begins with the first error lines that point into the graded tree
+(file:line: message), then the build log. Each phase's time is printed, and so is the
+report of every lesson without full points (the one results.json holds), for graders
+that show only the console (GitHub Classroom).
 Writes, under --out:
   junit.xml      one <testsuite> per lesson, one <testcase> per check test case
   results.json   Gradescope's results format (score, tests with score, max_score, ...)
@@ -43,6 +81,10 @@ its manifest entries name the GPUs and the launcher, common/checks/multigpu/mpi_
 which starts the checks under mpirun, one process per GPU): such lessons score 0, marked
 skipped with the reason; --self-test exits 77 when every lesson was skipped. Lessons
 that need several GPUs run their checks one at a time, after the others.
+
+Calibration (--calibrate). Builds the solutions, runs each solution check's [performance]
+cases --calibrate-runs times with TUT_PERF_CALIBRATE=1 (a case measures and reports, and
+never fails) and hands the reports to scripts/perf_gates.py, which writes the thresholds.
 """
 import argparse
 import concurrent.futures
@@ -62,19 +104,52 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 POINTS_PER_LESSON = 10.0
+PERF_SHARE = 0.25  # of a lesson's points, for its [performance] cases (when it has any)
+SANITIZE_SHARE = 0.10  # of a lesson's points, for the compute-sanitizer case (with --sanitize)
 SKIP_EXIT = 77
 BUILD_TIMEOUT_S = 900  # one lesson's check target, built alone
 PREBUILD_TIMEOUT_S = 3600  # the parallel build of every check target
 MAX_ERROR_LINES = 12  # error lines at the top of a compile-error report
 MAX_LOG_LINES = 300  # build log lines after them
+# Each check run's time limit: LIMIT_FACTOR x the solution's measured check time, at least
+# MIN_LIMIT_S, at most HANG_CAP_S (what a hang may cost), or DEFAULT_LIMIT_S without a
+# measured time. A check that needs longer than HANG_CAP_S / SLOW_FACTOR gets SLOW_FACTOR x
+# its time instead, so that no correct lesson times out.
+LIMIT_FACTOR = 5
+MIN_LIMIT_S = 20
+HANG_CAP_S = 30
+SLOW_FACTOR = 2
+DEFAULT_LIMIT_S = 30
+LAUNCHER_MARGIN_S = 15  # the multi-GPU launcher ends its job this much before the grader's limit
+SANITIZE_RUN_TIMEOUT_S = 120  # one compute-sanitizer run (the largest take a few seconds)
+GENERAL_HANG_HINT = ("a loop whose exit test is never met, a barrier that not every thread reaches, or code far "
+                     "slower than the solution?")
+CHECK_TIMES_DIR = REPO / "common" / "checks" / "check_times"
+THRESHOLDS_DIR = REPO / "common" / "checks" / "thresholds"
+WRONG_BANK_DIR = REPO / "common" / "checks" / "wrong"
+# The check runs of a lesson, in order: (kind, Catch2 test spec). A case tagged
+# [performance] belongs to the performance run alone, whatever its other tags. The
+# [exercise] and [baseline] runs of several lessons share the GPU; a [performance] run
+# times kernels, so grade_entries() gives it the GPU alone, after the others.
+CHECK_RUNS = (("exercise", "[exercise]~[performance]"), ("baseline", "[baseline]~[performance]"),
+              ("performance", "[performance]"))
+SHARED_RUNS = ("exercise", "baseline")
 
 
 @dataclass
 class CaseResult:
     name: str
-    kind: str  # "exercise" or "baseline"
+    kind: str  # "exercise", "performance", "baseline" or "sanitizer"
     passed: bool
     message: str = ""
+    # performance: the case's TUT_PERF_REPORT line (ratio, threshold, status, hint...);
+    # sanitizer: {"seconds", "runs", "failed_tools", "not_run"}
+    data: dict = None
+
+    @property
+    def unscored(self):
+        """A [performance] case that passed and reported "unscored": its share goes to correctness."""
+        return self.kind == "performance" and self.passed and (self.data or {}).get("status") == "unscored"
 
 
 @dataclass
@@ -84,6 +159,9 @@ class LessonResult:
     status: str = "ok"  # ok | compile_error | crashed | timeout | skipped | no_checks
     cases: list = field(default_factory=list)
     detail: str = ""
+    seconds: float = 0.0  # the check runs' wall time
+    limit: float = None  # each check run's time limit, and why it is that
+    limit_why: str = ""
 
     @property
     def name(self):
@@ -95,18 +173,54 @@ class LessonResult:
     def baseline_cases(self):
         return [c for c in self.cases if c.kind == "baseline"]
 
+    def performance_cases(self):
+        return [c for c in self.cases if c.kind == "performance"]
+
+    def sanitizer_cases(self):
+        return [c for c in self.cases if c.kind == "sanitizer"]
+
+    def shares(self):
+        """(correctness, performance, sanitizer): the fractions of the lesson's points. The
+        performance cases share PERF_SHARE, less the shares of those that reported
+        "unscored", which go to correctness; the sanitizer case, when there is one, has
+        SANITIZE_SHARE; correctness has the rest."""
+        perf = self.performance_cases()
+        scored = [c for c in perf if not c.unscored]
+        perf_share = PERF_SHARE * len(scored) / len(perf) if perf else 0.0
+        sanitize_share = SANITIZE_SHARE if self.sanitizer_cases() else 0.0
+        return 1.0 - perf_share - sanitize_share, perf_share, sanitize_share
+
+    def points(self):
+        """(correctness, performance, sanitizer) points earned, each part of the lesson's."""
+        ex = self.exercise_cases()
+        if self.status != "ok" or not ex:
+            return 0.0, 0.0, 0.0
+        correct_share, _, sanitize_share = self.shares()
+        correct = POINTS_PER_LESSON * correct_share * sum(c.passed for c in ex) / len(ex)
+        if not all(c.passed for c in ex):
+            return correct, 0.0, 0.0  # correctness first
+        perf = self.performance_cases()
+        perf_points = POINTS_PER_LESSON * PERF_SHARE * sum(c.passed and not c.unscored for c in perf) / len(perf) \
+            if perf else 0.0
+        sanitizer = self.sanitizer_cases()
+        sanitize_points = POINTS_PER_LESSON * sanitize_share if sanitizer and all(c.passed for c in sanitizer) \
+            else 0.0
+        return correct, perf_points, sanitize_points
+
     @property
     def score(self):
-        ex = self.exercise_cases()
-        # Any status but ok (compile error, crash or time-out in either run, skipped, no
-        # exercise checks) scores nothing, so that the score agrees with full_marks.
-        if self.status != "ok" or not ex:
-            return 0.0
-        return POINTS_PER_LESSON * sum(c.passed for c in ex) / len(ex)
+        # Any status but ok (compile error, crash or time-out in any run, skipped, no
+        # exercise checks) scores nothing; full marks are exactly POINTS_PER_LESSON (the sum
+        # of the parts could round to a hair below it).
+        if self.full_marks:
+            return POINTS_PER_LESSON
+        return sum(self.points())
 
     @property
     def full_marks(self):
-        return self.status == "ok" and bool(self.exercise_cases()) and all(c.passed for c in self.exercise_cases())
+        ex = self.exercise_cases()
+        return (self.status == "ok" and bool(ex) and all(c.passed for c in ex)
+                and all(c.passed for c in self.performance_cases() + self.sanitizer_cases()))
 
     @property
     def skip_reason(self):
@@ -358,11 +472,11 @@ def summarize_build_failure(log, tree_root=None):
 # ---------------------------------------------------------------- running
 
 
-def run_with_timeout(cmd, timeout, log_path, cwd=None):
+def run_with_timeout(cmd, timeout, log_path, cwd=None, env=None):
     """Runs cmd in its own process group; returns (returncode, output, timed_out)."""
     with open(log_path, "w") as log:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd,
-                                errors="replace", start_new_session=True)
+                                errors="replace", start_new_session=True, env=env)
         try:
             out, _ = proc.communicate(timeout=timeout)
             timed_out = False
@@ -413,8 +527,9 @@ def default_build_jobs():
 def default_run_jobs():
     """Check programs run at once: up to 4 with, for each, 4 CPUs, 20 GiB of GPU memory
     and 16 GiB of host memory (the largest checks hold about 9 GiB on the device and as
-    much on the host), else one at a time. The checks compare results and time nothing,
-    so sharing the GPU does not change what they decide."""
+    much on the host), else one at a time. The [exercise] and [baseline] checks compare
+    results and time nothing, so sharing the GPU does not change what they decide; the
+    [performance] runs, which time kernels, run one at a time whatever this says."""
     smi = shutil.which("nvidia-smi")
     if not smi:
         return 1
@@ -465,11 +580,13 @@ def tree_root_of(entry):
     return Path(entry["source"]).parent.parent.parent
 
 
-def build_lesson(entry, build_dir, logs):
-    """Builds one lesson's check target alone (instant when the parallel build made it);
-    returns None, or the LessonResult of a lesson that did not compile."""
+def build_lesson(entry, build_dir, logs, program=False):
+    """Builds one lesson's check target alone (instant when the parallel build made it),
+    and its lesson program too when `program` (the sanitizer runs it); returns None, or the
+    LessonResult of a lesson that did not compile."""
     stem = f"{entry['tree']}-{entry['track']}-{entry['lesson']}"
-    rc, out, timed_out = run_with_timeout(["cmake", "--build", str(build_dir), "--target", entry["check_target"]],
+    targets = [entry["check_target"]] + ([entry["target"]] if program and entry.get("target") else [])
+    rc, out, timed_out = run_with_timeout(["cmake", "--build", str(build_dir), "--target", *targets],
                                           BUILD_TIMEOUT_S, logs / f"{stem}.build.log")
     if rc == 0 and not timed_out:
         return None
@@ -495,30 +612,93 @@ def launch_prefix(entry, timeout):
     return [sys.executable, entry["launcher"], "--np", gpus, "--timeout", limit, "--"]
 
 
-def run_checks(entry, logs, major):
-    """Runs one lesson's [exercise] and [baseline] checks (each its own process, under the
-    lesson's time limit) and returns its LessonResult."""
-    res = LessonResult(entry["track"], entry["lesson"])
+def read_perf_reports(path):
+    """The JSON lines a check's [performance] cases wrote to TUT_PERF_REPORT (a list of
+    dicts; a line that is not a JSON object is left out)."""
+    reports = []
+    try:
+        lines = Path(path).read_text(errors="replace").splitlines()
+    except OSError:
+        return reports
+    for line in lines:
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(item, dict):
+            reports.append(item)
+    return reports
+
+
+def attach_perf_reports(cases, reports):
+    """Gives each [performance] case its report: the last line whose "case" is the case's
+    name (or the name of the test case that holds it as a section)."""
+    for c in cases:
+        for r in reports:
+            name = str(r.get("case", ""))
+            if name and (c.name == name or c.name.startswith(name + "/")):
+                c.data = r
+
+
+def timeout_detail(entry, kind, limit, why):
+    """The report of a check run that did not finish: the limit, why it is that, and the
+    likely cause (the lesson's HANG_HINT, else a general one)."""
+    hint = entry.get("hang_hint") or GENERAL_HANG_HINT
+    return (f"[{kind}] checks did not finish in {limit:.0f} s" + (f" ({why})" if why else "") +
+            f". Likely cause: {hint}")
+
+
+def has_performance_cases(entry):
+    """Whether the lesson's check program has [performance] cases. Catch2 keeps a test
+    case's tags as the string literal it was given, so the tag is in the executable; a
+    program without it needs no [performance] run (which would cost a process start)."""
+    try:
+        return b"[performance]" in Path(entry["check_exe"]).read_bytes()
+    except OSError:
+        return True  # the run itself will report what is wrong
+
+
+def run_checks(entry, logs, major, limit=None, limit_why="", kinds=("exercise", "baseline", "performance"),
+               res=None):
+    """Runs the `kinds` of one lesson's checks, in CHECK_RUNS order, each its own process
+    under the time limit `limit` (default the manifest's), and returns its LessonResult
+    (`res`, when given, is carried on: a lesson's runs may be made in two steps; one whose
+    status is no longer ok gets no more runs). After a time-out the later runs are skipped:
+    a hang costs one limit."""
+    if res is None:
+        res = LessonResult(entry["track"], entry["lesson"])
+        res.limit = limit or entry.get("timeout", 300)
+        res.limit_why = limit_why if limit else "the lesson's CTest limit"
+    elif res.status != "ok":
+        return res
     stem = f"{entry['tree']}-{entry['track']}-{entry['lesson']}"
     exe = entry["check_exe"]
-    timeout = entry.get("timeout", 300)
-    for kind in ("exercise", "baseline"):
+    start = time.monotonic()
+    for kind, spec in CHECK_RUNS:
+        if kind not in kinds or (kind == "performance" and not has_performance_cases(entry)):
+            continue
         xml_path = logs / f"{stem}.{kind}.junit.xml"
         if xml_path.exists():
             xml_path.unlink()
-        cmd = launch_prefix(entry, timeout) + [exe, f"[{kind}]", "-r", "junit", "-o", str(xml_path)]
+        env = None
+        report_path = logs / f"{stem}.perf.jsonl"
+        if kind == "performance":
+            if report_path.exists():
+                report_path.unlink()
+            env = dict(os.environ, TUT_PERF_REPORT=str(report_path))
+        cmd = launch_prefix(entry, res.limit) + [exe, spec, "-r", "junit", "-o", str(xml_path)]
         if major >= 3:
             cmd.append("--allow-running-no-tests")
-        rc, out, timed_out = run_with_timeout(cmd, timeout, logs / f"{stem}.{kind}.log")
+        rc, out, timed_out = run_with_timeout(cmd, res.limit, logs / f"{stem}.{kind}.log", env=env)
         if rc == SKIP_EXIT:
             res.status = "skipped"
             res.detail = out.strip()
-            return res
+            break
         if timed_out:
             res.status = "timeout"
-            res.detail = f"[{kind}] checks did not finish in {timeout} s"
+            res.detail = timeout_detail(entry, kind, res.limit, res.limit_why)
             res.cases.append(CaseResult(f"[{kind}] checks (timed out)", kind, False, res.detail))
-            continue
+            break
         cases = []
         if xml_path.exists():
             try:
@@ -531,20 +711,201 @@ def run_checks(entry, logs, major):
             res.detail = f"[{kind}] checks crashed ({why}):\n" + "\n".join(out.splitlines()[-40:])
             res.cases.append(CaseResult(f"[{kind}] checks (crashed: {why})", kind, False, res.detail))
             continue
+        if kind == "performance":
+            attach_perf_reports(cases, read_perf_reports(report_path))
         res.cases.extend(cases)
-    if not res.exercise_cases() and res.status == "ok":
+    res.seconds += time.monotonic() - start
+    if "exercise" in kinds and not res.exercise_cases() and res.status == "ok":
         res.status = "no_checks"
         res.detail = "no [exercise] test case found"
     return res
 
 
-def default_tracks():
-    """Every track, in tour order: TUT_TRACKS's default in CMakeLists.txt (None if not found)."""
+# ---------------------------------------------------------------- time limits
+
+
+def gpu_file_name(gpu):
+    """A GPU's name as a file name, as results/ has it: NVIDIA_H100_80GB_HBM3.json."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", gpu).strip("_") + ".json"
+
+
+def gpu_name():
+    """The name of the GPU the checks run on (the first one CUDA_VISIBLE_DEVICES leaves,
+    as nvidia-smi reports it), or None without one. TUT_GPU_NAME overrides it."""
+    if os.environ.get("TUT_GPU_NAME"):
+        return os.environ["TUT_GPU_NAME"]
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None and not visible.strip():
+        return None
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return None
+    cmd = [smi, "--query-gpu=name", "--format=csv,noheader"]
+    first = (visible or "").split(",")[0].strip()
+    if first.isdigit():
+        cmd += ["-i", first]
     try:
-        m = re.search(r'set\(TUT_TRACKS\s+"([^"]+)"', (REPO / "CMakeLists.txt").read_text())
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    except (subprocess.SubprocessError, OSError):
+        return None
+    names = [line.strip() for line in out.stdout.splitlines() if line.strip()]
+    return names[0] if out.returncode == 0 and names else None
+
+
+def check_times_path(gpu):
+    return CHECK_TIMES_DIR / gpu_file_name(gpu)
+
+
+def load_check_times(gpu):
+    """{lesson: the solution's check seconds} measured on this GPU, {} without a file."""
+    if not gpu:
+        return {}
+    try:
+        data = json.loads(check_times_path(gpu).read_text())
+    except (OSError, ValueError):
+        return {}
+    return {k: float(v) for k, v in data.items() if isinstance(v, (int, float))} if isinstance(data, dict) else {}
+
+
+def write_check_times(gpu, results):
+    """Merges the check times of the solutions that ran to the end into this GPU's file."""
+    path = check_times_path(gpu)
+    times = load_check_times(gpu)
+    for r in results:
+        if r.status == "ok":
+            times[r.name] = round(r.seconds, 1)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(dict(sorted(times.items())), indent=2) + "\n")
+    return path
+
+
+def time_limit(entry, check_times):
+    """(seconds, why): the time limit of each of a lesson's check runs. check_times None:
+    the manifest's (CTest's) limit, as the self-test gives the solutions."""
+    ctest = float(entry.get("timeout", 300))
+    if check_times is None:
+        return ctest, "the lesson's CTest limit"
+    measured = check_times.get(f"{entry['track']}/{entry['lesson']}")
+    if measured is None:
+        limit, why = float(DEFAULT_LIMIT_S), "the default: no measured check time for this GPU"
+    else:
+        limit = min(max(MIN_LIMIT_S, LIMIT_FACTOR * measured), HANG_CAP_S)
+        why = f"{LIMIT_FACTOR} x the solution's {measured:.1f} s, at least {MIN_LIMIT_S} s, at most {HANG_CAP_S} s"
+        if limit < SLOW_FACTOR * measured:
+            limit = SLOW_FACTOR * measured
+            why = f"{SLOW_FACTOR} x the solution's {measured:.1f} s"
+    if entry.get("launcher"):
+        limit += LAUNCHER_MARGIN_S
+        why += f", and {LAUNCHER_MARGIN_S} s for the launcher"
+    if limit > ctest:
+        limit, why = ctest, "the lesson's CTest limit"
+    return limit, why
+
+
+# ---------------------------------------------------------------- the sanitizer case
+
+
+def sanitizer_excerpt(text, max_lines=20):
+    """The findings in a compute-sanitizer log: its ========= lines, less banner and summary."""
+    out = []
+    for line in text.splitlines():
+        if not line.startswith("=====") or "COMPUTE-SANITIZER" in line or "SUMMARY" in line:
+            continue
+        if line.strip("= ").strip():
+            out.append(line)
+        if len(out) >= max_lines:
+            out.append("... (more in the log)")
+            break
+    return "\n".join(out)
+
+
+def sanitizer_case_name(entry):
+    tools = entry.get("sanitize_tools") or ["memcheck"]
+    return f"compute-sanitizer: {', '.join(tools)} ({len(entry['sanitize_runs']) * len(tools)} run(s))"
+
+
+def sanitize_lesson(entry, logs):
+    """The sanitizer case of one lesson: compute-sanitizer (scripts/sanitize.py's runs and
+    verdicts) on the graded tree's lesson program, each of the lesson's sanitize_runs under
+    each of its tools, one after another. Fails on any finding, crash, non-zero exit or
+    time-out."""
+    import sanitize  # scripts/sanitize.py: needed with --sanitize only
+
+    tools = entry.get("sanitize_tools") or ["memcheck"]
+    runs = [sanitize.Run(entry["track"], entry["lesson"], tool, i, list(args), entry["exe"])
+            for tool in tools for i, args in enumerate(entry["sanitize_runs"])]
+    tool_path = sanitize.find_sanitizer(None)
+    if not tool_path:
+        return CaseResult(sanitizer_case_name(entry), "sanitizer", False,
+                          "compute-sanitizer not found (it comes with the CUDA toolkit, in its bin/)",
+                          {"seconds": 0.0, "runs": 0, "failed_tools": [], "not_run": True})
+    log_dir = logs / f"{entry['tree']}-sanitize"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    failed, lines = [], []
+    for run in runs:
+        sanitize.execute(run, tool_path, log_dir, SANITIZE_RUN_TIMEOUT_S)
+        word, bad = sanitize.outcome(run)
+        if not bad:
+            continue
+        failed.append(run.tool)
+        lines.append(f"{run.tool}, run {run.index + 1} ({' '.join(run.args)}): {word}, "
+                     f"{sanitize.findings(run)} finding(s); log {run.log.name}")
+        excerpt = sanitizer_excerpt(run.log.read_text(errors="replace")) if run.log else ""
+        if excerpt:
+            lines.append("    " + excerpt.replace("\n", "\n    "))
+    seconds = time.monotonic() - start
+    data = {"seconds": round(seconds, 1), "runs": len(runs), "failed_tools": sorted(set(failed))}
+    return CaseResult(sanitizer_case_name(entry), "sanitizer", not failed, "\n".join(lines), data)
+
+
+def sanitizer_not_run(entry):
+    """The sanitizer case of a lesson whose [exercise] cases did not all pass: it scores
+    nothing anyway (correctness first), so the sanitizer is not run."""
+    return CaseResult(sanitizer_case_name(entry), "sanitizer", False,
+                      "not run: an [exercise] case failed (the sanitizer case scores only once all of them pass)",
+                      {"seconds": 0.0, "runs": 0, "failed_tools": [], "not_run": True})
+
+
+@dataclass
+class Grading:
+    """How a tree's lessons are graded besides their checks."""
+    sanitize: bool = False  # add the compute-sanitizer case to each lesson that has sanitize runs
+    # lessons ("track/lesson") whose sanitizer case runs even when an [exercise] case failed:
+    # the bank's races, which the sanitizer must catch whatever else does
+    sanitize_always: tuple = ()
+    check_times: dict = None  # lesson -> the solution's check seconds on this GPU; None: CTest's limits
+
+
+def add_sanitizer_case(entry, logs, r, grading):
+    """With --sanitize, the sanitizer case of a lesson whose checks ran to the end (and
+    that has sanitize runs): run when its [exercise] cases all pass, else marked not run."""
+    if grading.sanitize and entry.get("sanitize_runs") and r.status == "ok":
+        if r.name in grading.sanitize_always or all(c.passed for c in r.exercise_cases()):
+            r.cases.append(sanitize_lesson(entry, logs))
+        else:
+            r.cases.append(sanitizer_not_run(entry))
+    return r
+
+
+def grade_lesson(entry, logs, major, grading):
+    """One lesson on its own: its checks under its time limit, then its sanitizer case."""
+    limit, why = time_limit(entry, grading.check_times)
+    r = run_checks(entry, logs, major, limit, why)
+    return add_sanitizer_case(entry, logs, r, grading)
+
+
+def default_tracks():
+    """Every track this tree has, in tour order: TUT_ALL_TRACKS in CMakeLists.txt, less the
+    tracks without common/checks/<track>/lessons.cmake (an assignment's copy of the tutorial
+    may ship some tracks only). None if CMakeLists.txt says none."""
+    try:
+        m = re.search(r'set\(TUT_ALL_TRACKS\s+"([^"]+)"', (REPO / "CMakeLists.txt").read_text())
     except OSError:
         return None
-    return m.group(1).split(";") if m else None
+    if not m:
+        return None
+    return [t for t in m.group(1).split(";") if (REPO / "common" / "checks" / t / "lessons.cmake").exists()]
 
 
 def build_settings(lessons_dir=None, tracks=None, solutions_dir=None):
@@ -629,6 +990,45 @@ def test_number(results, i):
     return f"{tracks.index(r.track) + 1}.{k}"
 
 
+def _num(value, digits=3):
+    """A report's number as text ('-' when it is missing)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value:.{digits}g}"
+    return "-"
+
+
+def perf_line(c):
+    """One [performance] case as its report shows it: status, ratio, threshold, the
+    solution's ratio, and the hint or the reason where there is one."""
+    d = c.data or {}
+    word = "unscored" if c.unscored else ("pass" if c.passed else "FAIL")
+    text = f"[{word}] (performance) {c.name}"
+    if d:
+        measure = f" ({d['measure']})" if d.get("measure") else ""
+        text += (f": ratio {_num(d.get('ratio'))}{measure}, threshold {_num(d.get('threshold'))}, "
+                 f"the solution's {_num(d.get('solution'))}")
+        if d.get("reason"):
+            text += f"; {d['reason']}"
+        if not c.passed and d.get("hint"):
+            text += f"\n    hint: {d['hint']}"
+    return text
+
+
+def points_line(r):
+    """How the lesson's points divide among its parts and what each earned."""
+    correct_share, perf_share, sanitize_share = r.shares()
+    earned = r.points()
+    parts = [f"correctness {earned[0]:.2f} of {POINTS_PER_LESSON * correct_share:.2f}"]
+    if r.performance_cases():
+        parts.append(f"performance {earned[1]:.2f} of {POINTS_PER_LESSON * perf_share:.2f}")
+    if r.sanitizer_cases():
+        parts.append(f"sanitizer {earned[2]:.2f} of {POINTS_PER_LESSON * sanitize_share:.2f}")
+    note = ""
+    if any(not c.passed for c in r.exercise_cases()) and (r.performance_cases() or r.sanitizer_cases()):
+        note = " (correctness first: the other parts score once every [exercise] case passes)"
+    return "points: " + ", ".join(parts) + note
+
+
 def test_output(r):
     """The text Gradescope shows for one lesson. A compile error starts with its error lines."""
     lines = []
@@ -646,14 +1046,43 @@ def test_output(r):
         what = "crashed" if r.status == "crashed" else "did not finish in time"
         lines += [f"status: {r.status} (the lesson's program itself {what} while its checks ran, so the lesson "
                   f"scores 0 of {POINTS_PER_LESSON:g} whatever its other checks reported: a crash or time-out in "
-                  "the [exercise] or the [baseline] run fails the whole lesson)", r.detail]
+                  "the [exercise], [performance] or [baseline] run fails the whole lesson)", r.detail]
     else:
         lines += [f"status: {r.status}"] + ([r.detail] if r.detail else [])
+        if r.status == "ok":
+            lines.append(points_line(r))
     for c in r.cases:
-        lines.append(f"[{'pass' if c.passed else 'FAIL'}] ({c.kind}) {c.name}")
+        if c.kind == "performance":
+            lines.append(perf_line(c))
+        else:
+            lines.append(f"[{'pass' if c.passed else 'FAIL'}] ({c.kind}) {c.name}")
+        if c.kind == "sanitizer" and c.data and not c.data.get("not_run"):
+            lines.append(f"    {c.data['runs']} sanitizer run(s), {c.data['seconds']:.1f} s")
         if not c.passed and c.message:
             lines.append("    " + c.message.replace("\n", "\n    ")[:2000])
     return "\n".join(x for x in lines if x is not None).strip() + "\n"
+
+
+def lesson_extra_data(r):
+    """The machine-readable part of a lesson's result in results.json."""
+    perf = r.performance_cases()
+    sanitizer = r.sanitizer_cases()
+    data = {"status": r.status, "exercise_passed": sum(c.passed for c in r.exercise_cases()),
+            "exercise_total": len(r.exercise_cases()),
+            "baseline_passed": sum(c.passed for c in r.baseline_cases()),
+            "baseline_total": len(r.baseline_cases()),
+            "performance_passed": sum(c.passed and not c.unscored for c in perf),
+            "performance_total": len(perf),
+            "performance_unscored": sum(c.unscored for c in perf),
+            "performance": [dict(c.data, case=c.name) if c.data else {"case": c.name} for c in perf],
+            "points": [round(x, 3) for x in r.points()],
+            "check_seconds": round(r.seconds, 1)}
+    if r.limit is not None:
+        data["time_limit"] = round(r.limit, 1)
+    if sanitizer:
+        data["sanitizer_passed"] = all(c.passed for c in sanitizer)
+        data["sanitizer_seconds"] = sum((c.data or {}).get("seconds", 0.0) for c in sanitizer)
+    return data
 
 
 def gradescope_results(results, title, seconds=None, extra=None):
@@ -672,10 +1101,7 @@ def gradescope_results(results, title, seconds=None, extra=None):
             "output_format": "text",
             "tags": [r.track, r.status],
             "visibility": "visible",
-            "extra_data": {"status": r.status, "exercise_passed": sum(c.passed for c in r.exercise_cases()),
-                           "exercise_total": len(r.exercise_cases()),
-                           "baseline_passed": sum(c.passed for c in r.baseline_cases()),
-                           "baseline_total": len(r.baseline_cases())},
+            "extra_data": lesson_extra_data(r),
         })
     score = round(sum(r.score for r in results), 2)
     max_score = POINTS_PER_LESSON * len(results)
@@ -735,16 +1161,22 @@ def write_reports(results, out_dir, title, seconds=None, extra=None):
 
 
 def print_table(results, title):
+    """The score table: per lesson, its [exercise], [baseline] and scored [performance]
+    cases passed, its sanitizer case (when graded), points and status."""
     print(f"\n{title}")
     w = max([len(r.name) for r in results] + [6])
-    print(f"{'lesson':<{w}}  {'exercise':>8}  {'baseline':>8}  {'points':>11}  status")
-    print(f"{'-' * w}  {'-' * 8}  {'-' * 8}  {'-' * 11}  ------")
+    print(f"{'lesson':<{w}}  {'exercise':>8}  {'baseline':>8}  {'perf':>8}  {'sanitize':>8}  {'points':>11}  status")
+    print(f"{'-' * w}  {'-' * 8}  {'-' * 8}  {'-' * 8}  {'-' * 8}  {'-' * 11}  ------")
     for r in results:
         ex, base = r.exercise_cases(), r.baseline_cases()
+        scored = [c for c in r.performance_cases() if not c.unscored]
+        perf = f"{sum(c.passed for c in scored):>3}/{len(scored):<4}" if scored else f"{'-':>3} {'':<4}"
+        sanitizer = r.sanitizer_cases()
+        san = "-" if not sanitizer else ("ok" if all(c.passed for c in sanitizer) else "FAIL")
         print(f"{r.name:<{w}}  {sum(c.passed for c in ex):>3}/{len(ex):<4}  {sum(c.passed for c in base):>3}/{len(base):<4}"
-              f"  {r.score:>5.1f}/{POINTS_PER_LESSON:<5.0f}  {r.status}")
+              f"  {perf}  {san:>8}  {r.score:>5.1f}/{POINTS_PER_LESSON:<5.0f}  {r.status}")
     total = sum(r.score for r in results)
-    print(f"{'total':<{w}}  {'':>8}  {'':>8}  {total:>5.1f}/{POINTS_PER_LESSON * len(results):<5.0f}")
+    print(f"{'total':<{w}}  {'':>8}  {'':>8}  {'':>8}  {'':>8}  {total:>5.1f}/{POINTS_PER_LESSON * len(results):<5.0f}")
 
 
 def cache_value(build_dir, name):
@@ -811,9 +1243,10 @@ def check_only(build_dir, trees, only):
 
 
 def prepare(build_dir, trees, only, lessons_dir=None, tracks=None, solutions_dir=None, jobs=None, logs=None,
-            timer=None):
+            timer=None, programs=False):
     """Configures when needed and builds every check target of the given trees in one
-    parallel build. Returns ({tree: manifest entries}, True when that build succeeded)."""
+    parallel build, and their lesson programs too when `programs` (the sanitizer runs
+    them). Returns ({tree: manifest entries}, True when that build succeeded)."""
     timer = timer or PhaseTimer()
     t = time.monotonic()
     if needs_configure(build_dir, lessons_dir, tracks, solutions_dir):
@@ -827,10 +1260,13 @@ def prepare(build_dir, trees, only, lessons_dir=None, tracks=None, solutions_dir
             raise SystemExit(f"grade.py: no lessons with checks found for tree '{tree}' in {build_dir}"
                              + (f" (--only {' '.join(only)})" if only else ""))
     targets = [e["check_target"] for tree in trees for e in entries[tree]]
+    if programs:
+        targets += [e["target"] for tree in trees for e in entries[tree] if e.get("target")]
     jobs = jobs or default_build_jobs()
     logs = logs or Path(build_dir)
     logs.mkdir(parents=True, exist_ok=True)
-    print(f"building {len(targets)} check targets ({', '.join(trees)}) with {jobs} parallel jobs...", flush=True)
+    what = "check targets and lesson programs" if programs else "check targets"
+    print(f"building {len(targets)} {what} ({', '.join(trees)}) with {jobs} parallel jobs...", flush=True)
     t = time.monotonic()
     rc, timed_out = build_all(build_dir, targets, jobs, logs / "build-all.log")
     timer.add(f"parallel build ({len(targets)} targets, {jobs} jobs)", time.monotonic() - t)
@@ -853,11 +1289,30 @@ def print_reports(results):
         print(test_output(r), end="")
 
 
-def grade_entries(tree, entries, build_dir, out_dir, title, run_jobs=1, timer=None, show_reports=True):
+def graded_line(r):
+    """The progress line of one graded lesson: score, status, check time and limit, and
+    the sanitizer's cost."""
+    text = f"  graded {r.name}: {r.score:.1f}/{POINTS_PER_LESSON:.0f} ({r.status}"
+    if r.limit is not None and r.status != "skipped":
+        text += f"; checks {r.seconds:.1f} s, limit {r.limit:.0f} s"
+    for c in r.sanitizer_cases():
+        if c.data and not c.data.get("not_run"):
+            text += f"; sanitizer {c.data['seconds']:.1f} s"
+    return text + ")"
+
+
+def sanitizer_seconds(results):
+    return sum((c.data or {}).get("seconds", 0.0) for r in results if r for c in r.sanitizer_cases())
+
+
+def grade_entries(tree, entries, build_dir, out_dir, title, run_jobs=1, timer=None, show_reports=True,
+                  grading=None, show_table=True):
     """The per-lesson phase: build each check target alone (no-op when up to date), run the
-    checks of those that built (run_jobs lessons at once), write the reports; print the
-    report of each lesson without full points unless show_reports is False."""
+    checks of those that built (run_jobs lessons at once; grading: time limits and the
+    sanitizer case), write the reports; print the report of each lesson without full points
+    unless show_reports is False, and the score table unless show_table is False."""
     timer = timer or PhaseTimer()
+    grading = grading or Grading()
     logs = out_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     major = catch_major(build_dir)
@@ -865,49 +1320,78 @@ def grade_entries(tree, entries, build_dir, out_dir, title, run_jobs=1, timer=No
     t = time.monotonic()
     to_run = []
     for i, e in enumerate(entries):
-        failed = build_lesson(e, Path(build_dir), logs)
+        failed = build_lesson(e, Path(build_dir), logs, program=grading.sanitize)
         if failed:
             results[i] = failed
-            print(f"  graded {failed.name}: 0.0/{POINTS_PER_LESSON:.0f} (compile_error)", flush=True)
+            print(graded_line(failed), flush=True)
         else:
             to_run.append(i)
     timer.add(f"per-lesson build ({len(entries) - len(to_run)} failed)", time.monotonic() - t)
 
     t = time.monotonic()
+
+    def shared_runs(i):
+        limit, why = time_limit(entries[i], grading.check_times)
+        return run_checks(entries[i], logs, major, limit, why, kinds=SHARED_RUNS)
+
+    def done(i):
+        """The lesson's progress line, once nothing more is run for it."""
+        print(graded_line(results[i]), flush=True)
+
+    # 1. The [exercise] and [baseline] runs, run_jobs lessons at once (they time nothing).
     # Lessons that need several GPUs take all of them: one at a time, after the others.
     alone = [i for i in to_run if entries[i].get("launcher")]
     shared = [i for i in to_run if i not in alone]
     workers = max(1, min(run_jobs, len(shared) or 1))
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(run_checks, entries[i], logs, major): i for i in shared}
+        futures = {pool.submit(shared_runs, i): i for i in shared}
         for fut in concurrent.futures.as_completed(futures):
             i = futures[fut]
             results[i] = fut.result()
-            r = results[i]
-            print(f"  graded {r.name}: {r.score:.1f}/{POINTS_PER_LESSON:.0f} ({r.status})", flush=True)
+            if results[i].status != "ok":
+                done(i)
     for i in alone:
-        results[i] = run_checks(entries[i], logs, major)
-        r = results[i]
-        print(f"  graded {r.name}: {r.score:.1f}/{POINTS_PER_LESSON:.0f} ({r.status})", flush=True)
-    timer.add(f"checks ({len(to_run)} lessons, {workers} at a time)", time.monotonic() - t)
+        results[i] = shared_runs(i)
+        if results[i].status != "ok":
+            done(i)
+    # 2. The [performance] runs time kernels: one lesson at a time, with the GPU to itself.
+    checked = [i for i in to_run if results[i].status == "ok"]
+    for i in checked:
+        run_checks(entries[i], logs, major, kinds=("performance",), res=results[i])
+        if not grading.sanitize or results[i].status != "ok":
+            done(i)
+    # 3. The sanitizer case (it times nothing), run_jobs lessons at once.
+    if grading.sanitize:
+        sanitized = [i for i in checked if results[i].status == "ok"]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = {pool.submit(add_sanitizer_case, entries[i], logs, results[i], grading): i for i in sanitized}
+            for fut in concurrent.futures.as_completed(futures):
+                done(futures[fut])
+    what = f"checks ({len(to_run)} lessons, {workers} at a time, [performance] runs one at a time"
+    if grading.sanitize:
+        what += f"; sanitizer {sanitizer_seconds(results):.1f} s of lesson time"
+    timer.add(what + ")", time.monotonic() - t)
 
     write_reports(results, out_dir, title, seconds=timer.total(),
                   extra={"tree": tree, "phase_seconds": {n: round(s, 1) for n, s in timer.phases}})
     if show_reports:
         print_reports(results)
-    print_table(results, title)
-    print(f"\nreports: {out_dir / 'junit.xml'}, {out_dir / 'results.json'}")
+    if show_table:
+        print_table(results, title)
+        print(f"\nreports: {out_dir / 'junit.xml'}, {out_dir / 'results.json'}")
     print(f"phase times ({tree}): {timer.line()}", flush=True)
     return results
 
 
 def grade(tree, build_dir, out_dir, only, lessons_dir=None, tracks=None, solutions_dir=None, jobs=None,
-          run_jobs=1):
+          run_jobs=1, sanitize=False):
     timer = PhaseTimer()
     out_dir.mkdir(parents=True, exist_ok=True)
-    entries, _ = prepare(build_dir, [tree], only, lessons_dir, tracks, solutions_dir, jobs, out_dir / "logs", timer)
+    entries, _ = prepare(build_dir, [tree], only, lessons_dir, tracks, solutions_dir, jobs, out_dir / "logs", timer,
+                         programs=sanitize)
     title = f"grade of {tree} tree ({lessons_dir or tree})"
-    return grade_entries(tree, entries[tree], build_dir, out_dir, title, run_jobs, timer)
+    grading = Grading(sanitize=sanitize, check_times=load_check_times(gpu_name()))
+    return grade_entries(tree, entries[tree], build_dir, out_dir, title, run_jobs, timer, grading=grading)
 
 
 def pristine_problems(r):
@@ -949,31 +1433,336 @@ def self_test_tally(pristine, solutions):
     return len(verdicts) - failed - skipped, failed, skipped
 
 
-def self_test(build_dir, out, only, tracks, jobs, run_jobs):
-    """Both trees: one parallel build of all their check targets, then each tree graded."""
+def check_time_problems(entries, solutions, check_times, gpu):
+    """Solutions whose checks took longer than the time limit a student's lesson gets on
+    this GPU (the measured times are stale, or missing and the default is too short)."""
+    problems = []
+    for e, r in zip(entries, solutions):
+        if r.status != "ok":
+            continue
+        limit, why = time_limit(e, check_times)
+        if r.seconds > limit:
+            problems.append(f"{r.name}: the solution's checks took {r.seconds:.1f} s, over the grading limit of "
+                            f"{limit:.0f} s ({why}); scripts/grade.py --self-test --write-check-times updates "
+                            f"{check_times_path(gpu).relative_to(REPO)}")
+    return problems
+
+
+# ---------------------------------------------------------------- the bank of known-wrong submissions
+
+
+def wrong_only_matches(name, pattern):
+    """--wrong-only names a lesson as track/NN_name or as track/NN."""
+    return name == pattern or name.startswith(pattern + "_")
+
+
+def wrong_bank_files(bank_dir, names, wrong_only=()):
+    """{lesson: its files, sorted by name} for the lessons `names` (in that order) that the
+    bank has files for, narrowed to the --wrong-only lessons when there are any."""
+    out = {}
+    for name in names:
+        if wrong_only and not any(wrong_only_matches(name, w) for w in wrong_only):
+            continue
+        folder = Path(bank_dir) / name
+        files = sorted(folder.glob("*.cu")) if folder.is_dir() else []
+        if files:
+            out[name] = files
+    return out
+
+
+def wrong_bank_rounds(bank):
+    """Round r: the r-th file of every lesson that has one, as {lesson: file}."""
+    rounds = max((len(files) for files in bank.values()), default=0)
+    return [{name: files[r] for name, files in bank.items() if len(files) > r} for r in range(rounds)]
+
+
+def wrong_header(path):
+    """The `wrong:`, `caught by:` and `kind:` lines of a bank file (scripts/wrong_bank.py)."""
+    import wrong_bank  # scripts/wrong_bank.py: needed by the self-test only
+
+    fields, _ = wrong_bank.parse_header(Path(path).read_text(errors="replace"))
+    return fields
+
+
+def short_case_name(r, name):
+    """A case name without the "track/lesson: " that most of them begin with."""
+    prefix = f"{r.name}: "
+    return name[len(prefix):] if name.startswith(prefix) else name
+
+
+def sanitizer_caught(r):
+    return any(not c.passed and c.data and not c.data.get("not_run") for c in r.sanitizer_cases())
+
+
+def caught_by(r):
+    """What took points from a graded submission: the failing [exercise] and [performance]
+    cases, the sanitizer tools that found something, or the crash, time-out or compile error."""
+    if r.status == "compile_error":
+        return "compile error"
+    if r.status == "crashed":
+        return "crash"
+    if r.status == "timeout":
+        return "time-out"
+    if r.status == "skipped":
+        return "skipped" + (f" ({r.skip_reason})" if r.skip_reason else "")
+    if r.status == "no_checks":
+        return "no [exercise] case"
+    parts = [f"[{c.kind}] {short_case_name(r, c.name)}" for c in r.cases
+             if c.kind in ("exercise", "performance") and not c.passed]
+    for c in r.sanitizer_cases():
+        if not c.passed and c.data and not c.data.get("not_run"):
+            parts += [f"sanitizer: {tool}" for tool in c.data.get("failed_tools", [])] or ["sanitizer"]
+    return "; ".join(parts) or "nothing (full marks)"
+
+
+def wrong_row(r, path, sanitize):
+    """The bank table's row for one graded known-wrong submission, and the self-test
+    problem it shows (None when there is none)."""
+    header = wrong_header(path)
+    declared = header.get("caught_by", "")
+    kind = header.get("kind", "?")
+    row = {"lesson": r.name, "file": Path(path).name, "mistake": header.get("mistake", "(no 'wrong:' line)"),
+           "kind": kind, "caught_by": caught_by(r), "declared": declared, "score": round(r.score, 2)}
+    where = f"{r.name}: {Path(path).name}"
+    problem = None
+    if r.status == "skipped":
+        verdict = "skipped"
+    elif r.status == "compile_error":
+        verdict = "DOES NOT COMPILE"
+        problem = f"{where}: the known-wrong submission does not compile (its build log is in the round's logs)"
+    elif kind == "race" and sanitize and r.status == "ok" and r.sanitizer_cases() and not sanitizer_caught(r):
+        verdict = "RACE MISSED"
+        problem = f"{where}: a race the sanitizer case did not catch ({row['mistake']})"
+    elif not r.full_marks:
+        verdict = "caught"
+    elif declared.startswith("sanitizer") and not sanitize:
+        verdict = "not checked (needs --sanitize)"
+    elif declared.startswith("[performance]") and not [c for c in r.performance_cases() if not c.unscored]:
+        verdict = "not checked (no scored [performance] case here)"
+    else:
+        verdict = "NOT CAUGHT"
+        problem = f"{where} scores full marks: {row['mistake']}"
+    row["verdict"] = verdict
+    return row, problem
+
+
+def _cell(text):
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def wrong_bank_table(rows):
+    """The bank's table in Markdown: lesson | mistake | kind | caught by | declared."""
+    lines = ["| lesson | mistake | kind | caught by | declared |", "|---|---|---|---|---|"]
+    for row in rows:
+        caught = row["caught_by"] if row["verdict"] in ("caught", "skipped") else f"{row['verdict']}: {row['caught_by']}"
+        cells = [row["lesson"], f"`{row['file']}`: {row['mistake']}", row["kind"], caught, row["declared"]]
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def wrong_bank_tally(rows):
+    """The bank's summary line."""
+    caught = sum(r["verdict"] == "caught" for r in rows)
+    skipped = sum(r["verdict"] == "skipped" for r in rows)
+    unchecked = sum(r["verdict"].startswith("not checked") for r in rows)
+    failed = len(rows) - caught - skipped - unchecked
+    line = f"wrong-bank self-test: {caught} caught, {failed} failed"
+    if unchecked:
+        line += f", {unchecked} not checked here"
+    if skipped:
+        line += f", {skipped} skipped"
+    return line + f" ({len(rows)} known-wrong submission(s))"
+
+
+def wrong_bank_self_test(out, entries, bank_dir, wrong_only, tracks, jobs, run_jobs, grading):
+    """Grades the bank in rounds (see the module's docstring) in a build dir of its own,
+    out/wrong-bank/build, over a copy of lessons/ in out/wrong-bank/lessons. `entries`: the
+    lessons tree's manifest entries of the self-test (the lessons it grades). Returns
+    (rows of the table, self-test problems)."""
+    names = [f"{e['track']}/{e['lesson']}" for e in entries]
+    by_name = dict(zip(names, entries))
+    bank = wrong_bank_files(bank_dir, names, wrong_only)
+    elsewhere = sorted(f"{p.parent.name}/{p.name}" for p in Path(bank_dir).glob("*/*")
+                       if p.is_dir() and f"{p.parent.name}/{p.name}" not in by_name and any(p.glob("*.cu")))
+    if elsewhere and not wrong_only:
+        listing = ", ".join(elsewhere) if len(elsewhere) <= 10 else f"{', '.join(elsewhere[:10])}, ..."
+        print(f"wrong bank: {len(elsewhere)} lesson(s) not graded here (not in this build, or left out by --only): "
+              f"{listing}")
+    if not bank:
+        print("wrong bank: no known-wrong submission for the lessons graded here")
+        return [], []
+    work = out / "wrong-bank"
+    tree = work / "lessons"
+    if tree.exists():
+        shutil.rmtree(tree)
+    shutil.copytree(REPO / "lessons", tree)
+    rounds = wrong_bank_rounds(bank)
+    rows, problems = [], []
+    start = time.monotonic()
+    for r, files in enumerate(rounds, 1):
+        for name, path in files.items():
+            e = by_name[name]
+            # a plain copy: a new time stamp, so the build dir rebuilds the lesson
+            shutil.copy(path, tree / e["track"] / e["lesson"] / Path(e["source"]).name)
+        print(f"\nwrong bank, round {r} of {len(rounds)}: {len(files)} lesson(s)", flush=True)
+        races = tuple(name for name, path in files.items() if wrong_header(path).get("kind") == "race")
+        round_grading = Grading(sanitize=grading.sanitize, sanitize_always=races, check_times=grading.check_times)
+        timer = PhaseTimer()
+        round_out = work / f"round-{r}"
+        round_entries, _ = prepare(work / "build", ["lessons"], sorted(files), lessons_dir=tree, tracks=tracks,
+                                   jobs=jobs, logs=round_out / "logs", timer=timer, programs=grading.sanitize)
+        results = grade_entries("lessons", round_entries["lessons"], work / "build", round_out,
+                                f"wrong bank, round {r}", run_jobs, timer, show_reports=False, grading=round_grading,
+                                show_table=False)
+        for res in results:
+            row, problem = wrong_row(res, files[res.name], grading.sanitize)
+            rows.append(row)
+            if problem:
+                problems.append(problem)
+    order = {name: i for i, name in enumerate(names)}
+    rows.sort(key=lambda row: (order[row["lesson"]], row["file"]))
+    table = wrong_bank_table(rows)
+    tally = wrong_bank_tally(rows)
+    (out / "wrong-bank.md").write_text(f"# Known-wrong submissions, graded\n\n{table}\n{tally}\n")
+    print(f"\nwrong bank ({len(rounds)} round(s), {time.monotonic() - start:.1f} s):\n\n{table}")
+    print(f"table: {out / 'wrong-bank.md'}")
+    return rows, problems
+
+
+def self_test(build_dir, out, only, tracks, jobs, run_jobs, sanitize=False, wrong_bank=True, wrong_only=(),
+              bank_dir=WRONG_BANK_DIR, write_times=False):
+    """Both trees: one parallel build of all their check targets, then each tree graded;
+    then the bank of known-wrong submissions, round by round."""
     start = time.monotonic()
     if not tracks:
         # CTest runs the self-test on the build it belongs to: keep that build's tracks
         have = cache_value(build_dir, "TUT_TRACKS")
         tracks = [t for t in (have or "").split(";") if t]
+    gpu = gpu_name()
+    committed = load_check_times(gpu)
     prep = PhaseTimer()
-    entries, _ = prepare(build_dir, ["lessons", "solutions"], only, tracks=tracks, jobs=jobs, logs=out, timer=prep)
+    entries, _ = prepare(build_dir, ["lessons", "solutions"], only, tracks=tracks, jobs=jobs, logs=out, timer=prep,
+                         programs=sanitize)
     print(f"phase times (configure and build, both trees): {prep.line()}", flush=True)
     # the pristine exercises fail by design: their reports would only bury the verdict
     pristine = grade_entries("lessons", entries["lessons"], build_dir, out / "lessons", "grade of lessons tree (lessons)",
-                             run_jobs, show_reports=False)
+                             run_jobs, show_reports=False, grading=Grading(sanitize=sanitize, check_times=committed))
+    # the solutions run under CTest's limits, so that their check times are measured whole
     solutions = grade_entries("solutions", entries["solutions"], build_dir, out / "solutions",
-                              "grade of solutions tree (solutions)", run_jobs)
-    print(f"self-test wall time: {time.monotonic() - start:.1f} s ({run_jobs} check programs at a time)")
-    if all(r.status == "skipped" for r in pristine + solutions):
-        print(f"SKIPPED: {all_skipped_why(pristine + solutions)}, so the grader self-test tested nothing.")
-        return SKIP_EXIT
+                              "grade of solutions tree (solutions)", run_jobs, grading=Grading(sanitize=sanitize))
+    all_skipped = all(r.status == "skipped" for r in pristine + solutions)
     problems = self_test_verdict(pristine, solutions)
-    for p in problems:
-        print("SELF-TEST FAILURE:", p)
-    passed, failed, skipped = self_test_tally(pristine, solutions)
-    print(f"grader self-test: {passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
-    return 1 if problems else 0
+    if gpu and not write_times:
+        problems += check_time_problems(entries["solutions"], solutions, committed, gpu)
+    if write_times and gpu and not all_skipped:
+        print(f"check times written: {write_check_times(gpu, solutions)}")
+    elif write_times:
+        print("no check times written: no GPU ran the solutions' checks here")
+    if all_skipped:
+        print(f"SKIPPED: {all_skipped_why(pristine + solutions)}, so the grader self-test tested nothing.")
+    else:
+        for p in problems:
+            print("SELF-TEST FAILURE:", p)
+        passed, failed, skipped = self_test_tally(pristine, solutions)
+        print(f"grader self-test: {passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""),
+              flush=True)
+    bank_problems = []
+    if wrong_bank:
+        grading = Grading(sanitize=sanitize, check_times=committed)
+        rows, bank_problems = wrong_bank_self_test(out, entries["lessons"], bank_dir, wrong_only, tracks, jobs,
+                                                   run_jobs, grading)
+        for p in bank_problems:
+            print("SELF-TEST FAILURE:", p)
+        if rows:
+            print(wrong_bank_tally(rows))
+    print(f"self-test wall time: {time.monotonic() - start:.1f} s ({run_jobs} check programs at a time)")
+    if bank_problems or (problems and not all_skipped):
+        return 1
+    return SKIP_EXIT if all_skipped else 0
+
+
+# ---------------------------------------------------------------- calibration
+
+
+def import_perf_gates():
+    """scripts/perf_gates.py, which turns the calibration reports into thresholds."""
+    try:
+        import perf_gates
+    except ImportError as e:
+        raise SystemExit(f"grade.py --calibrate: scripts/perf_gates.py, which writes the thresholds, could not be "
+                         f"imported ({e})")
+    if not hasattr(perf_gates, "write_thresholds"):
+        raise SystemExit("grade.py --calibrate: scripts/perf_gates.py has no write_thresholds(reports, gpu_name, "
+                         "out_path)")
+    return perf_gates
+
+
+def calibrate_run(entry, logs, major, index):
+    """One run of a solution check's [performance] cases in calibration mode: (exit code,
+    the reports its cases wrote)."""
+    name = f"{entry['track']}/{entry['lesson']}"
+    stem = f"{entry['tree']}-{entry['track']}-{entry['lesson']}.calibrate-{index + 1}"
+    report = logs / f"{stem}.jsonl"
+    if report.exists():
+        report.unlink()
+    xml = logs / f"{stem}.junit.xml"
+    env = dict(os.environ, TUT_PERF_CALIBRATE="1", TUT_PERF_REPORT=str(report))
+    limit = entry.get("timeout", 300)
+    cmd = launch_prefix(entry, limit) + [entry["check_exe"], "[performance]", "-r", "junit", "-o", str(xml)]
+    if major >= 3:
+        cmd.append("--allow-running-no-tests")
+    rc, _, timed_out = run_with_timeout(cmd, limit, logs / f"{stem}.log", env=env)
+    if timed_out:
+        print(f"  {name}: calibration run {index + 1} did not finish in {limit} s ({logs / (stem + '.log')})")
+    elif rc not in (0, SKIP_EXIT):
+        print(f"  {name}: calibration run {index + 1} exited with code {rc} ({logs / (stem + '.log')})")
+    return rc, read_perf_reports(report)
+
+
+def calibrate(build_dir, out_file, only, tracks, jobs, runs):
+    """Runs every solution check's [performance] cases `runs` times on this GPU and writes
+    the thresholds with scripts/perf_gates.py. Exit 77 without a GPU."""
+    perf_gates = import_perf_gates()
+    gpu = gpu_name()
+    if not gpu:
+        print("SKIPPED: calibration measures on a GPU, and none is usable here.")
+        return SKIP_EXIT
+    out_file = Path(out_file) if out_file else THRESHOLDS_DIR / gpu_file_name(gpu)
+    logs = Path(build_dir) / "calibrate"
+    entries, _ = prepare(build_dir, ["solutions"], only, tracks=tracks, jobs=jobs, logs=logs)
+    logs.mkdir(parents=True, exist_ok=True)
+    major = catch_major(build_dir)
+    reports, skipped = [], 0
+    start = time.monotonic()
+    for e in entries["solutions"]:
+        name = f"{e['track']}/{e['lesson']}"
+        if build_lesson(e, Path(build_dir), logs):
+            print(f"  {name}: the solution does not compile, so it is not calibrated")
+            continue
+        got = []
+        for i in range(runs):
+            rc, items = calibrate_run(e, logs, major, i)
+            if rc == SKIP_EXIT:
+                skipped += 1
+                print(f"  {name}: skipped (its checks cannot run on this GPU)")
+                break
+            got += items
+        for case in sorted({str(r.get("case")) for r in got}):
+            ratios = " ".join(_num(r.get("ratio")) for r in got if str(r.get("case")) == case)
+            measure = next((r.get("measure") for r in got if str(r.get("case")) == case and r.get("measure")), "")
+            print(f"  {name}: {case}: ratios {ratios}" + (f" ({measure})" if measure else ""), flush=True)
+        reports += got
+    print(f"calibration: {len(reports)} report(s) from {len(entries['solutions'])} solution(s), {runs} run(s) each, "
+          f"{time.monotonic() - start:.0f} s")
+    if not reports:
+        if skipped == len(entries["solutions"]):
+            print("SKIPPED: no solution's checks could run on this GPU.")
+            return SKIP_EXIT
+        print("calibration: no [performance] case reported anything, so no thresholds were written")
+        return 0
+    perf_gates.write_thresholds(reports, gpu, str(out_file))
+    print(f"thresholds for {gpu}: {out_file}")
+    return 0
 
 
 def positive_int(text):
@@ -992,7 +1781,8 @@ def main(argv=None):
     ap.add_argument("--lessons-dir", help="grade this copy of lessons/ (configures its own build dir)")
     ap.add_argument("--solutions-dir", help="the solution tree CMake builds beside it (default: solutions/)")
     ap.add_argument("--build-dir", default=str(REPO / "build"))
-    ap.add_argument("--out", default=str(REPO / "grade-results"))
+    ap.add_argument("--out", help="the reports' folder (default: grade-results/); with --calibrate, the thresholds "
+                                  "file (default: common/checks/thresholds/<gpu>.json)")
     ap.add_argument("--only", action="append", default=[], help="track/lesson to grade (repeatable)")
     ap.add_argument("--tracks", help="configure with only these tracks (comma-separated, e.g. sgemm,cg)")
     ap.add_argument("--jobs", type=positive_int, help="parallel compile jobs (default: CPUs, memory permitting)")
@@ -1002,34 +1792,63 @@ def main(argv=None):
                     help="configure and build the check targets, run nothing (exit 1 when the build failed or timed "
                          "out)")
     ap.add_argument("--require-full", action="store_true",
-                    help="exit 1 unless every graded lesson scores full points: all its [exercise] cases pass and "
-                         "neither check run crashed or timed out (77 when all were skipped)")
+                    help="exit 1 unless every graded lesson scores full points: all its [exercise] cases, scored "
+                         "[performance] cases and sanitizer case pass, and no check run crashed or timed out (77 "
+                         "when all were skipped)")
+    ap.add_argument("--sanitize", action="store_true",
+                    help=f"run compute-sanitizer on each lesson's program: a case worth {SANITIZE_SHARE * 100:.0f}%% of the "
+                         "lesson")
     ap.add_argument("--self-test", action="store_true")
+    ap.add_argument("--no-wrong-bank", action="store_true", help="self-test: leave out the known-wrong submissions")
+    ap.add_argument("--wrong-only", action="append", default=[],
+                    help="self-test: grade the known-wrong submissions of this lesson only, track/NN or "
+                         "track/NN_name (repeatable)")
+    ap.add_argument("--wrong-bank-dir", default=str(WRONG_BANK_DIR), help=argparse.SUPPRESS)
+    ap.add_argument("--write-check-times", action="store_true",
+                    help="self-test: write the solutions' check times to common/checks/check_times/<gpu>.json")
+    ap.add_argument("--calibrate", action="store_true",
+                    help="run the solutions' [performance] cases and write this GPU's thresholds")
+    ap.add_argument("--calibrate-runs", type=positive_int, default=5, help="calibration runs per lesson (default 5)")
     args = ap.parse_args(argv)
-    out = Path(args.out)
     tracks = [t for t in re.split(r"[,;\s]+", args.tracks or "") if t]
     for name in args.only:
         if not re.fullmatch(r"[\w.-]+/[\w.-]+", name):
             ap.error(f"--only takes track/lesson (e.g. sgemm/01_naive), not '{name}'")
+    for name in args.wrong_only:
+        if not re.fullmatch(r"[\w.-]+/[\w.-]+", name):
+            ap.error(f"--wrong-only takes track/NN or track/NN_name (e.g. sgemm/05), not '{name}'")
     for t in tracks:
         if not (REPO / "common" / "checks" / t / "lessons.cmake").exists():
             ap.error(f"--tracks names '{t}', which is not a track (common/checks/{t}/lessons.cmake)")
     for name, d in (("--lessons-dir", args.lessons_dir), ("--solutions-dir", args.solutions_dir)):
         if d and not Path(d).is_dir():
             ap.error(f"{name} '{d}' is not a directory")
+    if (args.wrong_only or args.no_wrong_bank or args.write_check_times) and not args.self_test:
+        ap.error("--no-wrong-bank, --wrong-only and --write-check-times go with --self-test")
+    if args.calibrate and (args.self_test or args.build_only):
+        ap.error("--calibrate runs on its own (not with --self-test or --build-only)")
+    if args.sanitize and not args.build_only:
+        import sanitize  # scripts/sanitize.py finds compute-sanitizer as its own runs do
+        if not sanitize.find_sanitizer(None):
+            ap.error("--sanitize: compute-sanitizer not found (it comes with the CUDA toolkit, in its bin/)")
     run_jobs = args.run_jobs or default_run_jobs()
 
+    if args.calibrate:
+        return calibrate(args.build_dir, args.out, args.only, tracks, args.jobs, args.calibrate_runs)
+    out = Path(args.out) if args.out else REPO / "grade-results"
     if args.self_test:
-        return self_test(args.build_dir, out, args.only, tracks, args.jobs, run_jobs)
+        return self_test(args.build_dir, out, args.only, tracks, args.jobs, run_jobs, sanitize=args.sanitize,
+                         wrong_bank=not args.no_wrong_bank, wrong_only=args.wrong_only,
+                         bank_dir=Path(args.wrong_bank_dir), write_times=args.write_check_times)
 
     if args.lessons_dir and args.build_dir == str(REPO / "build"):
         args.build_dir = str(REPO / "build-grade")
     if args.build_only:
         _, built = prepare(args.build_dir, [args.tree], args.only, args.lessons_dir, tracks, args.solutions_dir,
-                           args.jobs, out / "logs")
+                           args.jobs, out / "logs", programs=args.sanitize)
         return 0 if built else 1
     results = grade(args.tree, args.build_dir, out, args.only, args.lessons_dir, tracks, args.solutions_dir,
-                    args.jobs, run_jobs)
+                    args.jobs, run_jobs, sanitize=args.sanitize)
     if results and all(r.status == "skipped" for r in results):
         if args.require_full:
             print(f"SKIPPED: {all_skipped_why(results)}, so nothing was graded (0 points).")

@@ -282,6 +282,22 @@ class AutograderFailure(unittest.TestCase):
         self.assertEqual(data["score"], 0.0)
         self.assertIn("internal error", data["output"])
 
+    def test_sanitize_follows_tut_ag_sanitize(self):
+        grader = ("import json, sys, pathlib\nout = pathlib.Path(sys.argv[sys.argv.index('--out') + 1])\n"
+                  "out.mkdir(parents=True)\n(out / 'results.json').write_text(json.dumps("
+                  "{'score': 0.0, 'output': ' '.join(sys.argv[1:]), 'tests': []}))\n")
+        for value, wanted in (("1", True), ("0", False)):
+            saved = os.environ.get("TUT_AG_SANITIZE")
+            os.environ["TUT_AG_SANITIZE"] = value
+            try:
+                data = self.run_with_fake_grader(grader)
+            finally:
+                if saved is None:
+                    del os.environ["TUT_AG_SANITIZE"]
+                else:
+                    os.environ["TUT_AG_SANITIZE"] = saved
+            self.assertEqual("--sanitize" in data["output"], wanted, value)
+
     def test_a_grader_that_stops_early_still_gives_valid_results(self):
         data = self.run_with_fake_grader("import sys\nprint('cmake: not found')\nsys.exit(1)\n")
         self.assertEqual(data["score"], 0.0)
@@ -301,14 +317,39 @@ class Zip(unittest.TestCase):
                                "common/include/tut/gpu.hpp", "lessons/sgemm/01_naive/naive.cu",
                                "common/checks/sgemm/lessons.cmake", "autograder/install-cuda-toolkit.sh"):
                     self.assertIn(needed, names)
-                self.assertFalse([n for n in names if n.startswith("solutions/") or "__pycache__" in n])
+                self.assertIn("scripts/sanitize.py", names)  # grade.py --sanitize runs it
+                self.assertFalse([n for n in names if n.startswith("solutions/") or "__pycache__" in n
+                                  or n.startswith("common/checks/wrong/")])
                 self.assertTrue((z.getinfo("run_autograder").external_attr >> 16) & 0o111)
                 conf = json.loads(z.read("autograder/config.json"))
             self.assertEqual(conf, {"tracks": ["sgemm"], "only": ["sgemm/01_naive"]})
 
+    def test_up_to_ships_the_lessons_up_to_one_and_their_headers(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = Path(d) / "ag.zip"
+            subprocess.run(["bash", str(AUTOGRADER / "build_zip.sh"), "-o", str(out), "--up-to", "reduction/03",
+                            "--tracks", "bandwidth"], check=True, capture_output=True, timeout=120)
+            with zipfile.ZipFile(out) as z:
+                names = set(z.namelist())
+                conf = json.loads(z.read("autograder/config.json"))
+        lessons = sorted({"/".join(n.split("/")[1:3]) for n in names if n.startswith("lessons/") and n.count("/") >= 3})
+        self.assertEqual(lessons, [f"bandwidth/{l}" for l in sorted(os.listdir(REPO / "lessons" / "bandwidth"))
+                                   if (REPO / "lessons" / "bandwidth" / l).is_dir()]
+                         + ["reduction/01_interleaved_divergent", "reduction/02_interleaved_strided",
+                            "reduction/03_sequential"])
+        self.assertEqual(conf, {"tracks": ["reduction", "bandwidth"], "only": [], "up_to": "reduction/03"})
+        for shipped in ("common/checks/reduction/check_03_sequential.cpp", "common/include/tut/reduction.hpp",
+                        "common/include/tut/bandwidth.hpp", "common/checks/reduction/lessons.cmake"):
+            self.assertIn(shipped, names)
+        for left_out in ("common/checks/reduction/check_04_first_add_on_load.cpp", "common/checks/cg/lessons.cmake",
+                         "common/include/tut/cg.hpp", "common/include/tut/jor.hpp", "common/checks/cpu/check_cg.cpp"):
+            self.assertNotIn(left_out, names)
+        self.assertFalse([n for n in names if n.startswith(("solutions/", "common/checks/wrong/"))])
+
     def test_bad_arguments(self):
         for args in (["--tracks", "nosuch"], ["--only", "sgemm/99_none"], ["--bogus"], ["-o"],
-                     ["--tracks", "sgemm,bandwidth", "--only", "cg/01_sample"]):
+                     ["--tracks", "sgemm,bandwidth", "--only", "cg/01_sample"], ["--up-to", "sgemm/99"],
+                     ["--up-to", "nosuch/01"], ["--up-to", "sgemm"], ["--up-to", "sgemm/02", "--only", "sgemm/03_unrolling"]):
             proc = subprocess.run(["bash", str(AUTOGRADER / "build_zip.sh"), *args], capture_output=True, text=True,
                                   timeout=60)
             self.assertEqual(proc.returncode, 2, args)
@@ -316,6 +357,31 @@ class Zip(unittest.TestCase):
 
 
 class Classroom(unittest.TestCase):
+    def test_template_up_to_one_lesson(self):
+        with tempfile.TemporaryDirectory() as d:
+            dest = Path(d) / "template"
+            proc = subprocess.run([sys.executable, str(AUTOGRADER / "classroom.py"), "--template", str(dest),
+                                   "--up-to", "sgemm/03"], capture_output=True, text=True, timeout=120)
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+            self.assertFalse((dest / "solutions").exists())
+            self.assertFalse((dest / "common" / "checks" / "wrong").exists())
+            self.assertEqual(sorted(os.listdir(dest / "lessons")), ["sgemm"])
+            self.assertEqual(sorted(os.listdir(dest / "lessons" / "sgemm")), ["01_naive", "02_unified_memory",
+                                                                             "03_unrolling"])
+            data = json.loads((dest / ".github" / "classroom" / "autograding.json").read_text())
+            self.assertEqual([t["name"] for t in data["tests"]],
+                             ["sgemm/01_naive", "sgemm/02_unified_memory", "sgemm/03_unrolling"])
+            self.assertIn("sgemm/03_unrolling", (dest / ".github" / "workflows" / "classroom.yml").read_text())
+            # the template's own copy of classroom.py agrees with the files written for it
+            proc = subprocess.run([sys.executable, str(dest / "autograder" / "classroom.py"), "--check"],
+                                  capture_output=True, text=True, timeout=60)
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+            # a folder that is not empty is refused
+            proc = subprocess.run([sys.executable, str(AUTOGRADER / "classroom.py"), "--template", str(dest)],
+                                  capture_output=True, text=True, timeout=120)
+            self.assertNotEqual(proc.returncode, 0)
+            self.assertIn("not empty", proc.stdout + proc.stderr)
+
     def test_committed_files_are_current(self):
         proc = subprocess.run([sys.executable, str(AUTOGRADER / "classroom.py"), "--check"], capture_output=True,
                               text=True, timeout=60)
@@ -363,6 +429,33 @@ class Classroom(unittest.TestCase):
 
 
 # ---------------------------------------------------------------- run_autograder, end to end
+
+
+@unittest.skipUnless(os.environ.get("TUT_AUTOGRADER_TEST") == "1",
+                     "configures an assignment's tree: set TUT_AUTOGRADER_TEST=1 (CTest's cpu/autograder does)")
+class UpToTreeConfigures(unittest.TestCase):
+    """CMake on the tree of an --up-to zip: the lessons it lacks are skipped, with one line."""
+
+    def test_configure(self):
+        if not shutil.which("cmake") or not (shutil.which("nvcc") or Path("/usr/local/cuda/bin/nvcc").exists()):
+            self.skipTest("needs cmake and nvcc")
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            subprocess.run(["bash", str(AUTOGRADER / "build_zip.sh"), "-o", str(d / "ag.zip"), "--up-to",
+                            "sgemm/02"], check=True, capture_output=True, timeout=120)
+            with zipfile.ZipFile(d / "ag.zip") as z:
+                z.extractall(d / "src")
+            cmd = ["cmake", "-S", str(d / "src"), "-B", str(d / "build"), "-DTUT_BUILD_DOCS=OFF",
+                   f"-DTUT_SOLUTIONS_DIR={d / 'src' / 'lessons'}"]
+            if not shutil.which("nvcc"):
+                cmd.append("-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc")
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+            self.assertEqual(proc.returncode, 0, proc.stdout[-3000:] + proc.stderr[-3000:])
+            self.assertIn("Tracks not in this tree, skipped: bandwidth, reduction, cg, jor, multigpu", proc.stdout)
+            self.assertIn("Lessons not in this tree, skipped: sgemm/03_unrolling, sgemm/04_multi_output", proc.stdout)
+            manifest = json.loads((d / "build" / "tut_manifest.json").read_text())
+        self.assertEqual(sorted({e["lesson"] for e in manifest}), ["01_naive", "02_unified_memory"])
+
 
 BROKEN_LINE = "    const int oops = undeclared_in_this_lesson;  // deliberate compile error\n"
 

@@ -432,8 +432,11 @@ FAKE_CHECK = """\
 # Stands in for a Catch2 check program: [exercise] or [baseline], -r junit -o FILE.
 import sys, time
 behaviour = {behaviour!r}
-kind = sys.argv[1].strip("[]")
+kind = sys.argv[1][1:].split("]")[0]  # the first tag of the test spec: [exercise]~[performance]
 out = sys.argv[sys.argv.index("-o") + 1]
+if kind == "performance":  # these lessons have no [performance] case
+    open(out, "w").write('<testsuites><testsuite name="t"/></testsuites>')
+    sys.exit(0)
 if behaviour == "skip":
     print("SKIPPED: these checks need a CUDA GPU")
     sys.exit(77)
@@ -466,7 +469,7 @@ class PerLessonPhase(unittest.TestCase):
                 entries.append({"tree": "lessons", "track": "demo", "lesson": name, "source": f"{d}/demo/{name}/x.cu",
                                 "check_target": f"check-{name}", "check_exe": str(exe), "timeout": 30})
 
-            def fake_build(entry, build_dir, logs):
+            def fake_build(entry, build_dir, logs, program=False):
                 if entry["lesson"] != "03_broken":
                     return None
                 r = grade.LessonResult(entry["track"], entry["lesson"], status="compile_error")

@@ -97,8 +97,9 @@ class ReadmeTableTest(unittest.TestCase):
                       "GFLOP/s, DRAM peak 3,352 GB/s, measured D2D copy 2,950 GB/s, 132 SMs).", block)
         self.assertIn("- **H200**: NVIDIA H200, CUDA 13.0", block)
         self.assertLess(block.index("**H100**"), block.index("**H200**"))
-        self.assertIn("| lesson | variant | size | H100 GFLOP/s | H100 % of library | H100 % of peak "
-                      "| H200 GFLOP/s | H200 % of library | H200 % of peak |", block)
+        # Ratio columns are named by what they hold: the track's yardstick and ceiling.
+        self.assertIn("| lesson | variant | size | H100 GFLOP/s | H100 % of cuBLAS | H100 % of peak "
+                      "| H200 GFLOP/s | H200 % of cuBLAS | H200 % of peak |", block)
         self.assertIn("| 01_naive | naive 16x16 | 4096 | 4,800 | 9.8% | 7.2% | 5,000 | 10.0% | 7.5% |", block)
         # Each GPU's own best variant; the cell names both when they differ.
         self.assertIn("| 05_shared_tiling | H100: tile=32; H200: tile=16 | 4096 | 8,900 | 18.2% | 13.3% "
@@ -108,15 +109,17 @@ class ReadmeTableTest(unittest.TestCase):
         self.assertIn("| 02_unified_memory | managed | 4096 | \u2014 | \u2014 | \u2014 | 1,100 | 2.2% | 1.6% |", block)
         self.assertIn("| 08_cublas | cublasSgemm FP32 | 4096 | 48,900 | 99.8% | 73.1% | n/a | n/a | n/a |", block)
         # The reference names, once, with the lessons that use another.
-        self.assertIn("% of library: cublasSgemm FP32 (pedantic) (02_unified_memory: cublasSgemm FP32 (pedantic), "
+        self.assertIn("% of cuBLAS: cublasSgemm FP32 (pedantic) (02_unified_memory: cublasSgemm FP32 (pedantic), "
                       "kernel only); % of peak: FP32 peak from clocks.", block)
+        self.assertNotIn("| yardstick |", block)  # "kernel only" qualifies the same yardstick
         self.assertIn("| 03_gather_divmod | a\\|b | 1000x20000->10000 | 1,800 | 61.0% | 53.7% |", block)
         self.assertNotIn("nan", block.lower())
 
     def test_cg_factors_and_per_iteration(self):
         self.both()
         block = self.block()
-        self.assertIn("| H100 solves/s | H100 % of library | H100 % of peak | H100 \u00b5s/iteration |", block)
+        self.assertIn("| H100 solves/s | H100 x Eigen (CPU) | H100 % of bandwidth floor | H100 \u00b5s/iteration |",
+                      block)
         # One format per column: factors throughout when any ratio passes 10x (never '975%' beside '27x').
         self.assertIn("| 01_sample | cuBLAS+cuSPARSE | diffusion27 10x10x400 | 12.0 | 0.80x | 2.7% | 100 "
                       "| 16.0 | 1.00x | 2.6% | 75.7 |", block)
@@ -140,7 +143,7 @@ class ReadmeTableTest(unittest.TestCase):
         self.run_main(self.h200)
         block = self.block()
         self.assertNotIn("H100", block)
-        self.assertIn("| lesson | variant | size | H200 GFLOP/s | H200 % of library | H200 % of peak |", block)
+        self.assertIn("| lesson | variant | size | H200 GFLOP/s | H200 % of cuBLAS | H200 % of peak |", block)
         self.assertIn("| 05_shared_tiling | tile=16 | 4096 | 9,000 | 18.0% | 13.5% |", block)
 
     def test_default_is_every_results_file(self):
@@ -188,6 +191,95 @@ class ReadmeTableTest(unittest.TestCase):
         self.assertEqual(merge([["01", "05", "08"], ["01", "02", "05", "08"]]), ["01", "02", "05", "08"])
         self.assertEqual(merge([["01", "02"], ["00", "01"]]), ["00", "01", "02"])
         self.assertEqual(merge([["a", "c"], ["b", "c", "d"], ["x"]]), ["a", "b", "c", "d", "x"])
+
+    def test_a_historic_rule_stands_beside_the_lesson(self):
+        rows = [record("jor", "01_block_per_row", "restrict", 1000.0, unit="solves/s", size="8192 float",
+                       library="best OpenMP CPU version", library_value=30.0),
+                record("jor", "01_block_per_row", "min rule", 2700.0, unit="solves/s", size="8192 float",
+                       library="best OpenMP CPU version", library_value=30.0),
+                record("jor", "02_warp_rows", "1 row per warp", 1100.0, unit="solves/s", size="8192 float",
+                       library="best OpenMP CPU version", library_value=30.0)]
+        lines = readme_table.track_table("jor", [results(rows)], ["H200"])
+        table = "\n".join(lines)
+        # The lesson's row is the variant that runs to the project's stopping rule, not the faster min rule...
+        self.assertIn("| 01_block_per_row | restrict | 8192 float | 1,000 | 33.3x |", table)
+        # ...which follows it in a row of its own, marked, and the caption says why.
+        self.assertIn("| 01_block_per_row (historic stopping rule) | min rule | 8192 float | 2,700 | 90.0x |", table)
+        self.assertLess(table.index("| 01_block_per_row |"), table.index("| 01_block_per_row (historic"))
+        self.assertLess(table.index("(historic stopping rule)"), table.index("| 02_warp_rows |"))
+        self.assertIn("The row marked historic is the 2015 report's stopping rule", lines[0])
+        self.assertIn("| H200 x CPU |", table)  # speedups over the CPU are named as such
+
+    def test_a_lesson_is_shown_by_its_teaching_variant_at_its_size(self):
+        rows = [record("cg", "08_persistent", "resident", 430.0, unit="solves/s", size="10x10x400",
+                       library="Eigen", library_value=17.0),
+                record("cg", "09_streaming", "vectors=on-chip", 253.0, unit="solves/s", size="10x10x400",
+                       library="Eigen", library_value=17.0),
+                record("cg", "09_streaming", "vectors=on-chip", 24.5, unit="solves/s", size="128x128x128",
+                       library=None, library_value=None),
+                record("cg", "07_graph_while", "graph per iteration", 167.0, unit="solves/s", size="10x10x400",
+                       library="Eigen", library_value=17.0),
+                record("cg", "07_graph_while", "graph while", 153.0, unit="solves/s", size="10x10x400",
+                       library="Eigen", library_value=17.0)]
+        unit, progression = readme_table.progression_rows("cg", [results(rows)])
+        self.assertEqual(unit, "solves/s")
+        shown = {row.label: (row.records[0]["variant"], row.records[0]["size"]) for row in progression}
+        self.assertEqual(shown["09_streaming (large problem)"], ("vectors=on-chip", "128x128x128"))
+        self.assertEqual(shown["07_graph_while"], ("graph while", "10x10x400"))  # not the faster halfway point
+        table = "\n".join(readme_table.track_table("cg", [results(rows)], ["H200"]))
+        self.assertIn("| 09_streaming (large problem) | vectors=on-chip | 128x128x128 | 24.5 | n/a |", table)
+        self.assertIn("09_streaming is shown at its large problem", table)
+
+    def test_a_teaching_variant_not_measured_falls_back_to_the_fastest(self):
+        rows = [record("reduction", "09_vectorized", "double", 3044.0, unit="GB/s"),
+                record("reduction", "09_vectorized", "float4", 2936.0, unit="GB/s")]
+        _, progression = readme_table.progression_rows("reduction", [results(rows)])
+        self.assertEqual([row.records[0]["variant"] for row in progression], ["double"])
+
+    def test_the_committed_results_show_each_lessons_teaching_variant(self):
+        runs = [r for _, r in readme_table.rj.load_all(readme_table.rj.results_files(
+            os.path.join(readme_table.REPO_ROOT, "results")))]
+        if not any(r.get("records") for r in runs):
+            self.skipTest("no committed results")
+        for (track, lesson), spec in readme_table.TEACHING.items():
+            for row in readme_table.progression_rows(track, runs)[1]:
+                if row.lesson == lesson and not row.historic:
+                    for r in row.records:
+                        if r is not None:
+                            self.assertTrue(readme_table.matches(r, spec), (track, lesson, r.get("variant")))
+        for (track, lesson), spec in readme_table.HISTORIC.items():
+            rows = [row for row in readme_table.progression_rows(track, runs)[1] if row.lesson == lesson]
+            self.assertEqual([row.historic for row in rows], [False, True], (track, lesson))
+            self.assertFalse(any(r is not None and readme_table.matches(r, spec) for r in rows[0].records))
+
+    def test_a_change_of_yardstick_has_a_column(self):
+        rows = [record("sgemm", "13_tuning", "128x256x16", 47000.0),
+                record("sgemm", "14_wmma", "wmma", 70000.0, library="cublasSgemm TF32 (tensor cores)",
+                       library_value=372000.0, peak="TF32 tensor-core peak from clocks", peak_value=535000.0)]
+        lines = readme_table.track_table("sgemm", [results(rows)], ["H200"])
+        self.assertIn("| lesson | variant | size | yardstick | H200 GFLOP/s | H200 % of cuBLAS | H200 % of peak |",
+                      lines)
+        self.assertIn("| 13_tuning | 128x256x16 | 4096 | cublasSgemm FP32 | 47,000 | 94.0% | 70.3% |", lines)
+        self.assertIn("| 14_wmma | wmma | 4096 | cublasSgemm TF32 | 70,000 | 18.8% | 13.1% |", lines)
+        self.assertIn("(14_wmma: cublasSgemm TF32 (tensor cores))", lines[0])
+
+    def test_yardstick_names(self):
+        name = readme_table.yardstick_name
+        self.assertEqual(name("cublasSgemm TF32 (tensor cores)"), "cublasSgemm TF32")
+        self.assertEqual(name("cublasSgemm FP32 (pedantic), kernel only"), "cublasSgemm FP32")
+        self.assertEqual(name("cudaMemcpy D2D, same bytes"), "cudaMemcpy D2D")
+        self.assertEqual(name("best OpenMP CPU version (simd or openmp+simd, all host cores), A resident on the GPU"),
+                         "best OpenMP CPU version")
+        self.assertEqual(name("cub::DeviceReduce::Sum (double)"), "cub::DeviceReduce::Sum")
+
+    def test_a_note_does_not_repeat_its_column_name(self):
+        rows = [record("cg", "05_fusion", "fused", 147.0, unit="solves/s", library="Eigen", library_value=15.0,
+                       peak="bandwidth floor: compulsory bytes / D2D bandwidth", peak_value=740.0)]
+        caption = readme_table.track_table("cg", [results(rows)], ["H200"])[0]
+        self.assertIn("% of bandwidth floor: compulsory bytes / D2D bandwidth.", caption)
+        rows = [record("reduction", "10_cub", "cub", 3000.0, unit="GB/s", library="cub::DeviceReduce::Sum (double)")]
+        caption = readme_table.track_table("reduction", [results(rows)], ["H200"])[0]
+        self.assertIn("% of CUB: cub::DeviceReduce::Sum (double);", caption)  # "cub::" is not "CUB: " again
 
     def test_synthetic_record_helpers_still_work(self):
         data = results([record("sgemm", "01_naive", "v", 1.0)])

@@ -16,6 +16,24 @@ TEST_CASE("bandwidth/01_transfers: allocate_pinned returns page-locked host memo
     }
 }
 
+// free_pinned must give the page-locked memory back: afterwards the driver no longer knows
+// the address as page-locked (memory left locked, or a registration left behind when the
+// pages went back to malloc, stays so). Sizes of a megabyte and more: whole allocations of
+// their own, whatever allocator the driver uses for small ones.
+TEST_CASE("bandwidth/01_transfers: free_pinned releases the page-locked memory", "[exercise]") {
+    for (size_t bytes : {size_t(1) << 20, size_t(64) << 20}) {
+        void* p = lesson::allocate_pinned(bytes);
+        INFO("allocate_pinned(" << bytes << ") then free_pinned: afterwards cudaPointerGetAttributes must no longer "
+                                   "report the address as page-locked host memory (release it the way it was "
+                                   "obtained: cudaFreeHost, or cudaHostUnregister before std::free)");
+        INFO(tut_checks::exercise_hint());
+        REQUIRE(p != nullptr);
+        REQUIRE(is_pinned(p));
+        lesson::free_pinned(p);
+        REQUIRE_FALSE(is_pinned(p));
+    }
+}
+
 TEST_CASE("bandwidth/01_transfers: transfers are exact in every direction, pageable and pinned", "[baseline]") {
     for (size_t bytes : {size_t(1), size_t(3), size_t(4096), size_t(65537), (size_t(16) << 20) + 3}) {
         INFO(bytes << " bytes");

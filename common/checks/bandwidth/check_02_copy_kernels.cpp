@@ -1,6 +1,7 @@
 // Checks for bandwidth/02_copy_kernels: exact copies of any length at any 4-byte alignment,
 // up to 2^30 floats (those compared on the device, see bandwidth_checks.hpp).
 #include "bandwidth_checks.hpp"
+#include "perf_gate.hpp"
 
 using namespace bandwidth_checks;
 
@@ -64,4 +65,37 @@ TEST_CASE("bandwidth/02_copy_kernels: refuses more than 2^30 floats and null poi
 
 TEST_CASE("bandwidth/02_copy_kernels: the device comparison finds planted errors", "[baseline]") {
     check_device_comparison();
+}
+
+// Speed, the lesson's idea: 'float4 x4 in flight, grid-stride, 2 blocks per SM' copies 2^27 floats
+// (512 MB) timed beside cudaMemcpy device to device of the same bytes, L2 flushed before each
+// run, as the tour measures it; the share is judged against this GPU's threshold (perf_gate.hpp;
+// common/checks/thresholds/). Under calibration the previous approach, 'float, grid-stride', is
+// timed too.
+namespace {
+constexpr const char* kSpeedCase =
+    "bandwidth/02_copy_kernels: speed: 'float4 x4 in flight, grid-stride, 2 blocks per SM' against cudaMemcpy "
+    "copying 2^27 floats, against this GPU's gate";
+}  // namespace
+
+TEST_CASE(kSpeedCase, "[performance]") {
+    const CopyVariant v = required(lesson::variants(), {"float4 x4 in flight, grid-stride, 2 blocks per SM"}).front();
+    const CopyVariant previous = required(lesson::variants(), {"float, grid-stride"}).front();
+    const size_t n = size_t(1) << 27;
+    tut::DeviceBuffer<float> src(n), dst(n);
+    TUT_CUDA(cudaMemset(src.get(), 0, n * sizeof(float)));
+    perf_gate::RatioCase c;
+    c.name = kSpeedCase;
+    c.measure = "% of cudaMemcpy D2D of the same bytes";
+    c.size = "n = 2^27 floats";
+    c.work_name = "'float4 x4 in flight'";
+    c.yardstick_name = "cudaMemcpy";
+    c.plan.flush_l2 = c.plan.flush_l2_yardstick = true;  // as the tour times both
+    c.hint = "Does each thread move 16-byte float4s where both pointers allow, kInFlight loads in flight before its "
+             "first store, in a grid-stride loop whose warp accesses stay coalesced?";
+    const auto work = [&] { v.run(n, src.get(), dst.get()); };
+    const auto yardstick = [&] {
+        TUT_CUDA(cudaMemcpyAsync(dst.get(), src.get(), n * sizeof(float), cudaMemcpyDeviceToDevice));
+    };
+    perf_gate::time_and_judge(c, work, yardstick, [&] { previous.run(n, src.get(), dst.get()); });
 }

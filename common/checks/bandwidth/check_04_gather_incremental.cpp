@@ -1,5 +1,6 @@
 // Checks for bandwidth/04_gather_incremental: exact gathers against src(:, indices) on the CPU.
 #include "bandwidth_checks.hpp"
+#include "perf_gate.hpp"
 
 using namespace bandwidth_checks;
 
@@ -36,4 +37,38 @@ TEST_CASE("bandwidth/04_gather_incremental: refuses an empty matrix, a bad index
 
 TEST_CASE("bandwidth/04_gather_incremental: the device comparison finds planted errors", "[baseline]") {
     check_device_comparison();
+}
+
+// Speed, the lesson's idea: 'incremental, 64x256 (classic launch)' gathers 16384 random columns of a
+// 10000 x 32768 float matrix (1.3 GB moved), timed beside cudaMemcpy device to device of the
+// same bytes, L2 flushed before each run, as the tour measures it; the share is judged against
+// this GPU's threshold (perf_gate.hpp; common/checks/thresholds/).
+namespace {
+constexpr const char* kSpeedCase =
+    "bandwidth/04_gather_incremental: speed: 'incremental, 64x256 (classic launch)' against cudaMemcpy of the same "
+    "bytes at the tour's size, against this GPU's gate";
+}  // namespace
+
+TEST_CASE(kSpeedCase, "[performance]") {
+    const GatherVariant v = required(lesson::variants(), {"incremental, 64x256 (classic launch)"}).front();
+    const int rows = 10000, cols = 32768, count = 16384;
+    tut::DeviceBuffer<float> src(size_t(rows) * cols), dst(size_t(rows) * count);
+    TUT_CUDA(cudaMemset(src.get(), 0, src.size() * sizeof(float)));
+    const std::vector<int> indices = make_indices(count, cols, IndexOrder::Random, 2);
+    tut::DeviceBuffer<int> idx(indices);
+    const GatherInput in = make_gather_input(rows, cols, src.get(), indices, idx.get());
+    perf_gate::RatioCase c;
+    c.name = kSpeedCase;
+    c.measure = "% of cudaMemcpy D2D of the same bytes";
+    c.size = "10000 x 32768 floats, 16384 random columns, 64 blocks of 256 threads";
+    c.work_name = "'incremental, 64x256 (classic launch)'";
+    c.yardstick_name = "cudaMemcpy";
+    c.plan.flush_l2 = c.plan.flush_l2_yardstick = true;  // as the tour times both
+    c.hint = "Does the loop move (col, row) on by the grid's stride with additions and one wrap, with no division "
+             "or modulo left inside it?";
+    const auto work = [&] { v.run(in, dst.get()); };
+    const auto yardstick = [&] {
+        TUT_CUDA(cudaMemcpyAsync(dst.get(), src.get(), dst.size() * sizeof(float), cudaMemcpyDeviceToDevice));
+    };
+    perf_gate::time_and_judge(c, work, yardstick);
 }

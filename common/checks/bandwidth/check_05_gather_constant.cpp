@@ -1,6 +1,7 @@
 // Checks for bandwidth/05_gather_constant: exact gathers against src(:, indices) on the CPU,
 // on both index paths (__constant__ up to 16384 indices, the read-only cache beyond).
 #include "bandwidth_checks.hpp"
+#include "perf_gate.hpp"
 
 using namespace bandwidth_checks;
 
@@ -61,4 +62,39 @@ TEST_CASE("bandwidth/05_gather_constant: refuses an empty matrix, a bad index, t
 
 TEST_CASE("bandwidth/05_gather_constant: the device comparison finds planted errors", "[baseline]") {
     check_device_comparison();
+}
+
+// Speed, the lesson's idea: 'precomputed + const, 64x256 (classic launch)' gathers 16384 random columns of a
+// 10000 x 32768 float matrix (1.3 GB moved), timed beside cudaMemcpy device to device of the
+// same bytes, L2 flushed before each run, as the tour measures it; the share is judged against
+// this GPU's threshold (perf_gate.hpp; common/checks/thresholds/).
+namespace {
+constexpr const char* kSpeedCase =
+    "bandwidth/05_gather_constant: speed: 'precomputed + const, 64x256 (classic launch)' against cudaMemcpy of the "
+    "same bytes at the tour's size, against this GPU's gate";
+}  // namespace
+
+TEST_CASE(kSpeedCase, "[performance]") {
+    const GatherVariant v = required(lesson::variants(), {"precomputed + const, 64x256 (classic launch)"}).front();
+    const int rows = 10000, cols = 32768, count = 16384;
+    tut::DeviceBuffer<float> src(size_t(rows) * cols), dst(size_t(rows) * count);
+    TUT_CUDA(cudaMemset(src.get(), 0, src.size() * sizeof(float)));
+    const std::vector<int> indices = make_indices(count, cols, IndexOrder::Random, 2);
+    tut::DeviceBuffer<int> idx(indices);
+    const GatherInput in = make_gather_input(rows, cols, src.get(), indices, idx.get());
+    perf_gate::RatioCase c;
+    c.name = kSpeedCase;
+    c.measure = "% of cudaMemcpy D2D of the same bytes";
+    c.size = "10000 x 32768 floats, 16384 random columns, 64 blocks of 256 threads";
+    c.work_name = "'precomputed + const, 64x256 (classic launch)'";
+    c.yardstick_name = "cudaMemcpy";
+    c.plan.flush_l2 = c.plan.flush_l2_yardstick = true;  // as the tour times both
+    c.previous_from = "bandwidth/04_gather_incremental";
+    c.hint = "Are the stride's whole columns and leftover rows computed once on the host, and this call's indices "
+             "copied into __constant__ memory before the launch, on its stream?";
+    const auto work = [&] { v.run(in, dst.get()); };
+    const auto yardstick = [&] {
+        TUT_CUDA(cudaMemcpyAsync(dst.get(), src.get(), dst.size() * sizeof(float), cudaMemcpyDeviceToDevice));
+    };
+    perf_gate::time_and_judge(c, work, yardstick);
 }

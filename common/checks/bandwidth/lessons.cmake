@@ -48,7 +48,9 @@ if(TUT_BUILD_CHECKS)
   foreach(tree lessons solutions)
     foreach(lesson 01_transfers 02_copy_kernels 03_gather_divmod 04_gather_incremental 05_gather_constant
                    06_gather_2d)
-      target_link_libraries(check-${tree}-bandwidth-${lesson} PRIVATE tut_bandwidth_device_checks)
+      if(TARGET check-${tree}-bandwidth-${lesson})  # a tree may ship some lessons only
+        target_link_libraries(check-${tree}-bandwidth-${lesson} PRIVATE tut_bandwidth_device_checks)
+      endif()
     endforeach()
   endforeach()
 endif()

@@ -62,6 +62,8 @@ set(cg_sanitize "--matrix ${cg_dir}/data/spd100.mtx --warmup 0 --repeats 1"
                 "--max-iter 8 --no-check --warmup 0 --repeats 1")
 set(cg_tour --share ${CG_SHARE})
 set(cg_tour_both --share ${CG_SHARE} --problem both)
+# What the grader names as the likely cause when a lesson's checks time out.
+set(cg_grid_hang "a grid barrier that not every block reaches, or blocks that leave the loop on different iterations?")
 
 tut_lesson(cg 01_sample sample.cu LIBS CUDA::cublas CUDA::cusparse
            SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad} TOUR_ARGS ${cg_tour_both}
@@ -79,6 +81,7 @@ tut_lesson(cg 05_fusion fusion.cu
            SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad_k} TOUR_ARGS ${cg_tour_both}
            SANITIZE_RUNS ${cg_sanitize} SANITIZE_TOOLS memcheck racecheck)
 tut_lesson(cg 06_mapped_polling mapped_polling.cu
+           HANG_HINT "a host loop polling a mapped flag that the GPU never writes, or a stopping test never met?"
            SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad_k} TOUR_ARGS ${cg_tour}
            SANITIZE_RUNS ${cg_sanitize} SANITIZE_TOOLS memcheck racecheck)
 # Lesson 07's sanitizer runs use its variant without the conditional node (the same
@@ -89,17 +92,19 @@ foreach(run IN LISTS cg_sanitize)
   list(APPEND cg_sanitize_07 "${run} --variant 'graph per iteration'")
 endforeach()
 tut_lesson(cg 07_graph_while graph_while.cu
+           HANG_HINT "a WHILE node whose condition the graph never clears (a stopping test never met)?"
            SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad_k} TOUR_ARGS ${cg_tour_both}
            SANITIZE_RUNS ${cg_sanitize_07} SANITIZE_TOOLS memcheck racecheck)
-tut_lesson(cg 08_persistent persistent.cu
+tut_lesson(cg 08_persistent persistent.cu HANG_HINT ${cg_grid_hang}
            SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad} TOUR_ARGS ${cg_tour}
            SANITIZE_RUNS ${cg_sanitize} SANITIZE_TOOLS memcheck racecheck synccheck)
-tut_lesson(cg 09_streaming streaming.cu
+tut_lesson(cg 09_streaming streaming.cu HANG_HINT ${cg_grid_hang}
            SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad} "--l2-window maybe" "--blocks-per-sm 9" TOUR_ARGS ${cg_tour_both}
            SANITIZE_RUNS ${cg_sanitize} SANITIZE_TOOLS memcheck racecheck synccheck)
 # Lesson 10: memcheck, and synccheck for the block barriers around its waits and the one
 # grid barrier before its loop. Like lesson 08 it keeps the matrix on chip and refuses the
 # large problem.
 tut_lesson(cg 10_one_round one_round.cu
+           HANG_HINT "a wait for a flag that another block never sets, or a barrier that not every block reaches?"
            SMOKE_ARGS ${cg_smoke} BAD_ARGS ${cg_bad} TOUR_ARGS ${cg_tour}
            SANITIZE_RUNS ${cg_sanitize} SANITIZE_TOOLS memcheck synccheck)

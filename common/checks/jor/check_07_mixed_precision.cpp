@@ -2,6 +2,7 @@
 // products and sums in T).
 // Shared by the exercise (lessons/) and the solution (solutions/); see jor_checks.hpp.
 #include "jor_checks.hpp"
+#include "perf_gate.hpp"
 
 using namespace jor_checks;
 
@@ -23,6 +24,64 @@ TEST_CASE("jor/07_mixed_precision: reports a diverging system as not converged a
     check_all_diverge(kRequired);
 }
 
+// The lesson's claim: float A with double sums is as accurate as double. At the track's
+// double tolerance (1e-8) the error bound is set by the tolerance (about 5e-8), and the
+// diagonal dominance damps a float row sum's rounding to 1e-9 ... 4e-8 in x: sums done in
+// float would pass there. At tol 1e-12 the bound is about 5e-12 (tolerance and the
+// double rounding of N - 1 products): double sums meet it (about 1e-15 off), float sums
+// miss it by three orders or never meet the stopping rule.
+TEST_CASE("jor/07_mixed_precision: the mixed variant reaches double's accuracy (tol 1e-12, within the double error "
+          "bound), as the double variant does",
+          "[exercise]") {
+    for (const char* name : {"mixed", "double"})
+        check_solves<double>(Required{name, Types::double_only}, {2, 3, 127, 1000}, 1e-12);
+}
+
 TEST_CASE("jor/07_mixed_precision: refuses bad options, bad systems and sizes beyond device memory", "[baseline]") {
     check_all_refuse(kRequired);
+}
+
+// Speed, the lesson's idea: 'mixed' (A stored in float, the rest in double) against 'double' on
+// matrix 0 of N = 8192, per sweep, timed by the host's clock; the speed-up is judged against this
+// GPU's threshold (perf_gate.hpp; common/checks/thresholds/).
+namespace {
+constexpr const char* kSpeedCase =
+    "jor/07_mixed_precision: speed: 'mixed' per sweep at N = 8192 as a multiple of 'double', against this GPU's "
+    "gate";
+
+// Median microseconds per iteration of `v`'s solves of matrix 0 of size n (host clock), and the
+// bytes one sweep reads (A as the solver stores it, and three vectors).
+template <class T>
+std::pair<double, double> jor_us_per_iteration(const tut::jor::Variant<T>& v, int n) {
+    DeviceSystem<T> sys(n);
+    tut::jor::generate_system(sys, tut::jor::kSeed, 0);
+    std::unique_ptr<tut::jor::Solver<T>> solver;
+    REQUIRE_NOTHROW(solver = v.run(sys, default_options<T>(StopRule::norm)));
+    tut::DeviceBuffer<T> x(static_cast<size_t>(n));
+    INFO("variant '" << v.name << "', N = " << n << ": a solve that does not converge is not timed");
+    INFO(tut_checks::exercise_hint());
+    REQUIRE(solver->solve(x.get()).converged);
+    std::vector<double> iterations;
+    perf_gate::Plan plan;
+    plan.host_clock = true;
+    const double ms = perf_gate::median_ms([&] { iterations.push_back(solver->solve(x.get()).iterations); }, plan);
+    const double bytes = solver->matrix_bytes() + 3.0 * n * sizeof(T);
+    return {1000 * ms / std::max(1.0, perf_gate::median_in_place(iterations)), bytes};
+}
+}  // namespace
+
+TEST_CASE(kSpeedCase, "[performance]") {
+    const double mixed = jor_us_per_iteration(variant_named<double>("mixed"), 8192).first;
+    const double full = jor_us_per_iteration(variant_named<double>("double"), 8192).first;
+    perf_gate::Measurement m;
+    m.measure = "x the double variant's speed per iteration";
+    m.size = "N = 8192, double";
+    m.ratio = full / mixed;
+    m.detail = "'mixed' " + perf_gate::fmt("%.1f us", mixed) + " per sweep, 'double' " +
+               perf_gate::fmt("%.1f us", full);
+    m.previous_measured = 1.0;  // the previous approach is 'double' itself
+    m.spread_floor = 0.05;      // solves paced by the host
+    m.hint = "Does the row sum read A in its storage type (float for 'mixed') and convert each element as it is "
+             "used, so that a sweep reads half the bytes of 'double'?";
+    perf_gate::judge(kSpeedCase, m);
 }

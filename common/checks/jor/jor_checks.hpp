@@ -99,20 +99,23 @@ SolveOptions default_options(StopRule stop) {
     return opt;
 }
 
-/// Solves matrix 0 of each size twice (the second solve catches state left behind).
+/// Solves matrix 0 of each size twice (the second solve catches state left behind), at the
+/// type's default tolerance or, when `tolerance` is positive, at that one (the error bound
+/// and the CPU's iterations then follow it).
 template <class T>
-void check_solves(const Required& required, const std::vector<int>& sizes) {
+void check_solves(const Required& required, const std::vector<int>& sizes, double tolerance = 0.0) {
     if (!has_type<T>(required)) return;
     const tut::jor::Variant<T> v = variant_named<T>(required.name);
     for (int n : sizes) {
         DeviceSystem<T> sys(n);
         tut::jor::generate_system(sys, tut::jor::kSeed, 0);
-        const SolveOptions opt = default_options<T>(required.stop);
+        SolveOptions opt = default_options<T>(required.stop);
+        if (tolerance > 0.0) opt.tolerance = tolerance;
         const double q = tut::jor::contraction_factor(sys, opt.alpha);
         const int reference = scalar_iterations<T>(n, opt);
         INFO("variant '" << v.name << "', N = " << n << ", " << tut::jor::type_name<T>() << ", "
-                         << tut::jor::stop_rule_name(required.stop) << " rule; CPU scalar: " << reference
-                         << " iterations");
+                         << tut::jor::stop_rule_name(required.stop) << " rule, tol " << opt.tolerance
+                         << "; CPU scalar: " << reference << " iterations");
         INFO(tut_checks::exercise_hint());
         std::unique_ptr<tut::jor::Solver<T>> solver;
         REQUIRE_NOTHROW(solver = v.run(sys, opt));

@@ -1,6 +1,7 @@
 // Checks for sgemm/03_unrolling: the compile-time-N kernels exist for N = 256, 512, 1024,
 // 2048, 4096, 8192 only and must refuse every other N; the runtime-n kernel takes any N.
 #include "sgemm_checks.hpp"
+#include "perf_gate.hpp"
 
 #include <string>
 
@@ -55,4 +56,29 @@ TEST_CASE("sgemm/03_unrolling: compile-time kernels refuse every size not compil
 TEST_CASE("sgemm/03_unrolling: the runtime-n kernel (lesson 01's) still takes any N", "[baseline]") {
     check_correct(kRuntimeN, {1, 17, 100, 257, 1000});
     check_refuses(kRuntimeN, kRefusedSizes);
+}
+
+// Speed, the lesson's idea: 'unroll=16' timed beside cuBLAS FP32 in the same process;
+// its share is judged against this GPU's threshold (perf_gate.hpp; common/checks/thresholds/).
+namespace {
+constexpr const char* kSpeedCase =
+    "sgemm/03_unrolling: speed: its share of cuBLAS FP32 at N = 4096, against this GPU's gate";
+}  // namespace
+
+TEST_CASE(kSpeedCase, "[performance]") {
+    const Variant v = variant_named("unroll=16");
+    const Variant previous = variant_named("runtime n");
+    const int n = 4096;
+    const CheckProblem& p = problem(n);
+    tut::DeviceBuffer<float> C(size_t(n) * n);
+    perf_gate::RatioCase c;
+    c.name = kSpeedCase;
+    c.measure = "% of cuBLAS FP32";
+    c.size = "N = 4096";
+    c.work_name = "'unroll=16'";
+    c.yardstick_name = "cuBLAS";
+    c.hint = "Is N a template parameter in the kernel, so that the k loop unrolls and every stride is a constant?";
+    const auto work = [&] { v.run(n, p.dA(), p.dB(), C.get()); };
+    const auto yardstick = [&] { cublas().sgemm(n, p.dA(), p.dB(), C.get()); };
+    perf_gate::time_and_judge(c, work, yardstick, [&] { previous.run(n, p.dA(), p.dB(), C.get()); });
 }

@@ -2,6 +2,7 @@
 // consecutive and strided. Sizes below include tails of every width (N not a multiple of
 // 16 * kMulti), where the last block overhangs the matrix.
 #include "sgemm_checks.hpp"
+#include "perf_gate.hpp"
 
 using namespace sgemm_checks;
 
@@ -37,4 +38,30 @@ TEST_CASE("sgemm/04_multi_output: multi = 1 (lesson 01's mapping) is right at sm
 TEST_CASE("sgemm/04_multi_output: refuses N outside 1..8192", "[baseline]") {
     check_refuses(kMulti, kRefusedSizes);
     check_refuses(kSingle, kRefusedSizes);
+}
+
+// Speed, the lesson's idea: 'multi=4 strided' timed beside cuBLAS FP32 in the same process;
+// its share is judged against this GPU's threshold (perf_gate.hpp; common/checks/thresholds/).
+namespace {
+constexpr const char* kSpeedCase =
+    "sgemm/04_multi_output: speed: its share of cuBLAS FP32 at N = 4096, against this GPU's gate";
+}  // namespace
+
+TEST_CASE(kSpeedCase, "[performance]") {
+    const Variant v = variant_named("multi=4 strided");
+    const Variant previous = variant_named("multi=1");
+    const int n = 4096;
+    const CheckProblem& p = problem(n);
+    tut::DeviceBuffer<float> C(size_t(n) * n);
+    perf_gate::RatioCase c;
+    c.name = kSpeedCase;
+    c.measure = "% of cuBLAS FP32";
+    c.size = "N = 4096";
+    c.work_name = "'multi=4 strided'";
+    c.yardstick_name = "cuBLAS";
+    c.hint = "Does each thread load A's value once per k and use it for all of its outputs, held in registers, with "
+             "a warp's loads of B still coalesced?";
+    const auto work = [&] { v.run(n, p.dA(), p.dB(), C.get()); };
+    const auto yardstick = [&] { cublas().sgemm(n, p.dA(), p.dB(), C.get()); };
+    perf_gate::time_and_judge(c, work, yardstick, [&] { previous.run(n, p.dA(), p.dB(), C.get()); });
 }

@@ -1,5 +1,6 @@
 // Checks for sgemm/05_shared_tiling: tiles of 8, 16, 32; any N in 1..8192 (partial tiles zero-padded).
 #include "sgemm_checks.hpp"
+#include "perf_gate.hpp"
 
 using namespace sgemm_checks;
 
@@ -23,4 +24,29 @@ TEST_CASE("sgemm/05_shared_tiling: matches cuBLAS at N = 1000, 4099 and 8192", "
 
 TEST_CASE("sgemm/05_shared_tiling: refuses N outside 1..8192", "[baseline]") {
     check_refuses(kVariants, kRefusedSizes);
+}
+
+// Speed, the lesson's idea: 'tile=32' timed beside cuBLAS FP32 in the same process;
+// its share is judged against this GPU's threshold (perf_gate.hpp; common/checks/thresholds/).
+namespace {
+constexpr const char* kSpeedCase =
+    "sgemm/05_shared_tiling: speed: its share of cuBLAS FP32 at N = 4096, against this GPU's gate";
+}  // namespace
+
+TEST_CASE(kSpeedCase, "[performance]") {
+    const Variant v = variant_named("tile=32");
+    const int n = 4096;
+    const CheckProblem& p = problem(n);
+    tut::DeviceBuffer<float> C(size_t(n) * n);
+    perf_gate::RatioCase c;
+    c.name = kSpeedCase;
+    c.measure = "% of cuBLAS FP32";
+    c.size = "N = 4096";
+    c.work_name = "'tile=32'";
+    c.yardstick_name = "cuBLAS";
+    c.hint = "Does each element a block copies into shared memory serve a whole tile's FMAs, with one barrier after "
+             "the copy and one after the products?";
+    const auto work = [&] { v.run(n, p.dA(), p.dB(), C.get()); };
+    const auto yardstick = [&] { cublas().sgemm(n, p.dA(), p.dB(), C.get()); };
+    perf_gate::time_and_judge(c, work, yardstick);
 }

@@ -1,5 +1,6 @@
 // Checks for sgemm/10_warp_tiling: warp tiles of 32 x 64 or 64 x 32, 8 x 8 per thread; any N in 1..8192.
 #include "sgemm_checks.hpp"
+#include "perf_gate.hpp"
 
 using namespace sgemm_checks;
 
@@ -23,4 +24,30 @@ TEST_CASE("sgemm/10_warp_tiling: matches cuBLAS at N = 1000, 4095, 4096, 4097 an
 
 TEST_CASE("sgemm/10_warp_tiling: refuses N outside 1..8192", "[baseline]") {
     check_refuses(kVariants, kRefusedSizes);
+}
+
+// Speed, the lesson's idea: 'warp 32x64' timed beside cuBLAS FP32 in the same process;
+// its share is judged against this GPU's threshold (perf_gate.hpp; common/checks/thresholds/).
+namespace {
+constexpr const char* kSpeedCase =
+    "sgemm/10_warp_tiling: speed: its share of cuBLAS FP32 at N = 4096, against this GPU's gate";
+}  // namespace
+
+TEST_CASE(kSpeedCase, "[performance]") {
+    const Variant v = variant_named("warp 32x64");
+    const int n = 4096;
+    const CheckProblem& p = problem(n);
+    tut::DeviceBuffer<float> C(size_t(n) * n);
+    perf_gate::RatioCase c;
+    c.name = kSpeedCase;
+    c.measure = "% of cuBLAS FP32";
+    c.size = "N = 4096";
+    c.work_name = "'warp 32x64'";
+    c.yardstick_name = "cuBLAS";
+    c.previous_from = "sgemm/09_register_blocking";
+    c.hint = "Are the lanes' sub-blocks placed so that a warp's shared-memory reads fall in distinct banks or "
+             "broadcast?";
+    const auto work = [&] { v.run(n, p.dA(), p.dB(), C.get()); };
+    const auto yardstick = [&] { cublas().sgemm(n, p.dA(), p.dB(), C.get()); };
+    perf_gate::time_and_judge(c, work, yardstick);
 }

@@ -2,6 +2,7 @@
 // 1..8192. The cp.async variants (the exercise) need compute capability 8.0: on an older GPU the whole program is
 // skipped (exit 77, with the reason), since the checks name them (sgemm_check_inputs.hpp's named()).
 #include "sgemm_checks.hpp"
+#include "perf_gate.hpp"
 
 using namespace sgemm_checks;
 
@@ -26,4 +27,30 @@ TEST_CASE("sgemm/12_cp_async: matches cuBLAS at N = 1000, 4095, 4096, 4097 and 8
 
 TEST_CASE("sgemm/12_cp_async: refuses N outside 1..8192", "[baseline]") {
     check_refuses(kVariants, kRefusedSizes);
+}
+
+// Speed, the lesson's idea: 'cp.async 3 stages' timed beside cuBLAS FP32 in the same process;
+// its share is judged against this GPU's threshold (perf_gate.hpp; common/checks/thresholds/).
+namespace {
+constexpr const char* kSpeedCase =
+    "sgemm/12_cp_async: speed: its share of cuBLAS FP32 at N = 4096, against this GPU's gate";
+}  // namespace
+
+TEST_CASE(kSpeedCase, "[performance]") {
+    const Variant v = variant_named("cp.async 3 stages");
+    const int n = 4096;
+    const CheckProblem& p = problem(n);
+    tut::DeviceBuffer<float> C(size_t(n) * n);
+    perf_gate::RatioCase c;
+    c.name = kSpeedCase;
+    c.measure = "% of cuBLAS FP32";
+    c.size = "N = 4096";
+    c.work_name = "'cp.async 3 stages'";
+    c.yardstick_name = "cuBLAS";
+    c.previous_from = "sgemm/11_double_buffering";
+    c.hint = "Are the next stages' cp.async copies in flight while this stage is multiplied, with one wait and one "
+             "barrier per stage?";
+    const auto work = [&] { v.run(n, p.dA(), p.dB(), C.get()); };
+    const auto yardstick = [&] { cublas().sgemm(n, p.dA(), p.dB(), C.get()); };
+    perf_gate::time_and_judge(c, work, yardstick);
 }

@@ -1,6 +1,7 @@
 // Checks for sgemm/14_wmma: TF32 tensor cores through WMMA (compute capability 8.0 or newer; on an older GPU
 // the whole program is skipped, exit 77, with the reason); any N in 1..8192, as accurate as cuBLAS TF32.
 #include "sgemm_checks.hpp"
+#include "perf_gate.hpp"
 
 using namespace sgemm_checks;
 
@@ -29,4 +30,29 @@ TEST_CASE("sgemm/14_wmma: has at most twice the error of cuBLAS TF32", "[exercis
 
 TEST_CASE("sgemm/14_wmma: refuses N outside 1..8192", "[baseline]") {
     check_refuses(kVariants, kRefusedSizes);
+}
+
+// Speed, the lesson's idea: 'wmma 128x128x32' timed beside cuBLAS TF32 in the same process;
+// its share is judged against this GPU's threshold (perf_gate.hpp; common/checks/thresholds/).
+namespace {
+constexpr const char* kSpeedCase =
+    "sgemm/14_wmma: speed: its share of cuBLAS TF32 at N = 4096, against this GPU's gate";
+}  // namespace
+
+TEST_CASE(kSpeedCase, "[performance]") {
+    const Variant v = variant_named("wmma 128x128x32");
+    const int n = 4096;
+    const CheckProblem& p = problem(n);
+    tut::DeviceBuffer<float> C(size_t(n) * n);
+    static tut::sgemm::Cublas tf32(CUBLAS_TF32_TENSOR_OP_MATH);
+    perf_gate::RatioCase c;
+    c.name = kSpeedCase;
+    c.measure = "% of cuBLAS TF32";
+    c.size = "N = 4096";
+    c.work_name = "'wmma 128x128x32'";
+    c.yardstick_name = "cuBLAS TF32";
+    c.hint = "Does each warp load its fragments once per k step and issue all of its mma_sync calls on them?";
+    const auto work = [&] { v.run(n, p.dA(), p.dB(), C.get()); };
+    const auto yardstick = [&] { tf32.sgemm(n, p.dA(), p.dB(), C.get()); };
+    perf_gate::time_and_judge(c, work, yardstick);
 }

@@ -4,6 +4,7 @@
 // skipped (exit 77, with the reason), since the checks name both: 2 stages alone would leave the
 // exercise's reads from stages 2 and 3 unchecked.
 #include "sgemm_checks.hpp"
+#include "perf_gate.hpp"
 
 using namespace sgemm_checks;
 
@@ -32,4 +33,31 @@ TEST_CASE("sgemm/15_mma_sync: has at most twice the error of cuBLAS TF32", "[exe
 
 TEST_CASE("sgemm/15_mma_sync: refuses N outside 1..8192", "[baseline]") {
     check_refuses(kVariants, kRefusedSizes);
+}
+
+// Speed, the lesson's idea: 'mma.sync 4 stages' timed beside cuBLAS TF32 in the same process;
+// its share is judged against this GPU's threshold (perf_gate.hpp; common/checks/thresholds/).
+namespace {
+constexpr const char* kSpeedCase =
+    "sgemm/15_mma_sync: speed: its share of cuBLAS TF32 at N = 4096, against this GPU's gate";
+}  // namespace
+
+TEST_CASE(kSpeedCase, "[performance]") {
+    const Variant v = variant_named("mma.sync 4 stages");
+    const int n = 4096;
+    const CheckProblem& p = problem(n);
+    tut::DeviceBuffer<float> C(size_t(n) * n);
+    static tut::sgemm::Cublas tf32(CUBLAS_TF32_TENSOR_OP_MATH);
+    perf_gate::RatioCase c;
+    c.name = kSpeedCase;
+    c.measure = "% of cuBLAS TF32";
+    c.size = "N = 4096";
+    c.work_name = "'mma.sync 4 stages'";
+    c.yardstick_name = "cuBLAS TF32";
+    c.previous_from = "sgemm/14_wmma";
+    c.hint = "Are the next k step's fragments loaded while this step's mma.sync instructions run, and the cp.async "
+             "stages kept in flight?";
+    const auto work = [&] { v.run(n, p.dA(), p.dB(), C.get()); };
+    const auto yardstick = [&] { tf32.sgemm(n, p.dA(), p.dB(), C.get()); };
+    perf_gate::time_and_judge(c, work, yardstick);
 }

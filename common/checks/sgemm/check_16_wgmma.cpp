@@ -3,6 +3,7 @@
 // other GPU this program checks nothing: its main() (common/checks/catch_main.cpp, built with
 // TUT_CHECK_NEEDS_CC=90 by tut_lesson(... HOPPER_FEATURES)) exits 77, skipped, and says why.
 #include "sgemm_checks.hpp"
+#include "perf_gate.hpp"
 
 #if !defined(TUT_CHECK_NEEDS_CC) || TUT_CHECK_NEEDS_CC != 90
 #error "check_16_wgmma.cpp must be built with TUT_CHECK_NEEDS_CC=90 (tut_lesson(... HOPPER_FEATURES))"
@@ -36,4 +37,31 @@ TEST_CASE("sgemm/16_wgmma: has at most twice the error of cuBLAS TF32", "[exerci
 
 TEST_CASE("sgemm/16_wgmma: refuses N outside 1..8192", "[baseline]") {
     check_refuses(kVariants, kRefusedSizes);
+}
+
+// Speed, the lesson's idea: 'wgmma 128x256x32 4 stages' timed beside cuBLAS TF32 in the same process;
+// its share is judged against this GPU's threshold (perf_gate.hpp; common/checks/thresholds/).
+namespace {
+constexpr const char* kSpeedCase =
+    "sgemm/16_wgmma: speed: its share of cuBLAS TF32 at N = 4096, against this GPU's gate";
+}  // namespace
+
+TEST_CASE(kSpeedCase, "[performance]") {
+    const Variant v = variant_named("wgmma 128x256x32 4 stages");
+    const int n = 4096;
+    const CheckProblem& p = problem(n);
+    tut::DeviceBuffer<float> C(size_t(n) * n);
+    static tut::sgemm::Cublas tf32(CUBLAS_TF32_TENSOR_OP_MATH);
+    perf_gate::RatioCase c;
+    c.name = kSpeedCase;
+    c.measure = "% of cuBLAS TF32";
+    c.size = "N = 4096";
+    c.work_name = "'wgmma 128x256x32 4 stages'";
+    c.yardstick_name = "cuBLAS TF32";
+    c.previous_from = "sgemm/15_mma_sync";
+    c.hint = "Does the producer keep the TMA loads of the next stages in flight while the consumers' wgmma run, "
+             "each stage released as soon as it is consumed?";
+    const auto work = [&] { v.run(n, p.dA(), p.dB(), C.get()); };
+    const auto yardstick = [&] { tf32.sgemm(n, p.dA(), p.dB(), C.get()); };
+    perf_gate::time_and_judge(c, work, yardstick);
 }

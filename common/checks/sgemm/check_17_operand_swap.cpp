@@ -3,6 +3,7 @@
 // (H100, H200). On any other GPU this program checks nothing: its main() (common/checks/catch_main.cpp,
 // built with TUT_CHECK_NEEDS_CC=90 by tut_lesson(... HOPPER_FEATURES)) exits 77, skipped, and says why.
 #include "sgemm_checks.hpp"
+#include "perf_gate.hpp"
 
 #if !defined(TUT_CHECK_NEEDS_CC) || TUT_CHECK_NEEDS_CC != 90
 #error "check_17_operand_swap.cpp must be built with TUT_CHECK_NEEDS_CC=90 (tut_lesson(... HOPPER_FEATURES))"
@@ -38,4 +39,31 @@ TEST_CASE("sgemm/17_operand_swap: has at most twice the error of cuBLAS TF32", "
 
 TEST_CASE("sgemm/17_operand_swap: refuses N outside 1..8192", "[baseline]") {
     check_refuses(kVariants, kRefusedSizes);
+}
+
+// Speed, the lesson's idea: 'operand swap 256x128x32 4 stages' timed beside cuBLAS TF32 in the same process;
+// its share is judged against this GPU's threshold (perf_gate.hpp; common/checks/thresholds/).
+namespace {
+constexpr const char* kSpeedCase =
+    "sgemm/17_operand_swap: speed: its share of cuBLAS TF32 at N = 4096, against this GPU's gate";
+}  // namespace
+
+TEST_CASE(kSpeedCase, "[performance]") {
+    const Variant v = variant_named("operand swap 256x128x32 4 stages");
+    const int n = 4096;
+    const CheckProblem& p = problem(n);
+    tut::DeviceBuffer<float> C(size_t(n) * n);
+    static tut::sgemm::Cublas tf32(CUBLAS_TF32_TENSOR_OP_MATH);
+    perf_gate::RatioCase c;
+    c.name = kSpeedCase;
+    c.measure = "% of cuBLAS TF32";
+    c.size = "N = 4096";
+    c.work_name = "'operand swap 256x128x32 4 stages'";
+    c.yardstick_name = "cuBLAS TF32";
+    c.previous_from = "sgemm/16_wgmma";
+    c.hint = "Is B's tile given to wgmma from registers (C^T = B^T A^T), so that no transpose pass runs before the "
+             "product?";
+    const auto work = [&] { v.run(n, p.dA(), p.dB(), C.get()); };
+    const auto yardstick = [&] { tf32.sgemm(n, p.dA(), p.dB(), C.get()); };
+    perf_gate::time_and_judge(c, work, yardstick);
 }

@@ -4,6 +4,7 @@
 // (H100, H200). On any other GPU this program checks nothing: its main() (common/checks/catch_main.cpp,
 // built with TUT_CHECK_NEEDS_CC=90 by tut_lesson(... HOPPER_FEATURES)) exits 77, skipped, and says why.
 #include "sgemm_checks.hpp"
+#include "perf_gate.hpp"
 
 #if !defined(TUT_CHECK_NEEDS_CC) || TUT_CHECK_NEEDS_CC != 90
 #error "check_18_persistent_cluster.cpp must be built with TUT_CHECK_NEEDS_CC=90 (tut_lesson(... HOPPER_FEATURES))"
@@ -46,4 +47,31 @@ TEST_CASE("sgemm/18_persistent_cluster: has at most twice the error of cuBLAS TF
 
 TEST_CASE("sgemm/18_persistent_cluster: refuses N outside 1..8192", "[baseline]") {
     check_refuses(kVariants, kRefusedSizes);
+}
+
+// Speed, the lesson's idea: 'persistent, cluster of 2, TMA stores, split last wave' timed beside cuBLAS TF32
+// in the same process; its share is judged against this GPU's threshold (perf_gate.hpp;
+// common/checks/thresholds/).
+namespace {
+constexpr const char* kSpeedCase =
+    "sgemm/18_persistent_cluster: speed: its share of cuBLAS TF32 at N = 5000, against this GPU's gate";
+}  // namespace
+
+TEST_CASE(kSpeedCase, "[performance]") {
+    const Variant v = variant_named("persistent, cluster of 2, TMA stores, split last wave");
+    const int n = 5000;
+    const CheckProblem& p = problem(n);
+    tut::DeviceBuffer<float> C(size_t(n) * n);
+    static tut::sgemm::Cublas tf32(CUBLAS_TF32_TENSOR_OP_MATH);
+    perf_gate::RatioCase c;
+    c.name = kSpeedCase;
+    c.measure = "% of cuBLAS TF32";
+    c.size = "N = 5000";
+    c.work_name = "'persistent, cluster of 2, TMA stores, split last wave'";
+    c.yardstick_name = "cuBLAS TF32";
+    c.hint = "Does every cluster walk its list of tiles in order, so that the persistent grid ends in a balanced "
+             "last wave and the pair shares its A tiles?";
+    const auto work = [&] { v.run(n, p.dA(), p.dB(), C.get()); };
+    const auto yardstick = [&] { tf32.sgemm(n, p.dA(), p.dB(), C.get()); };
+    perf_gate::time_and_judge(c, work, yardstick);
 }

@@ -1,0 +1,212 @@
+// wrong: jor/06_persistent: each sweep is its own launch and the host reads its slot to decide (the loop of lessons 04-05), no persistent kernel
+// caught by: [performance]
+// kind: previous-lesson
+// Solves right, at lesson 04's speed: a launch and a copy per sweep where the lesson's kernel
+// waits at a grid barrier.
+// jor/06_persistent: one cooperative kernel for the whole solve, a barrier per sweep.
+// Starts from: lesson 05's sweep (sweep_rows, record_sweep). Adds: the loop inside one
+// kernel. Lesson 05 still ends a kernel after every sweep (a launch, however cheap, and a
+// kernel boundary as the barrier between sweeps). A cooperative launch keeps every block
+// of the grid resident at once, so a grid-wide barrier (cooperative_groups::this_grid().sync())
+// can separate the sweeps inside one kernel: after it, every block reads the same slot and
+// takes the same decision, stop or go on. Only the final state is copied back. The grid is
+// no larger than the rows need (a warp per row), so at small N a barrier spans a few
+// blocks. And a kernel that owns all the sweeps can plan its use of L2 across them: an
+// access-policy window keeps (a share of) A there between sweeps, or every other sweep
+// walks the rows backwards, so that it starts on the columns its predecessor read last.
+//
+// Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
+//   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/jor/06_persistent/persistent.cu -o persistent
+// Run:  ./persistent               (--help for options; --sizes 8192 --type float for one size)
+//
+// Kernels and variants:
+//   persistent_jor      the solve: per sweep, lesson 04's sweep_rows and record_sweep, the
+//                       barrier, then every block's decision from the slot
+//                       (the exercise: the part after the barrier)
+//   PersistentSolver    grid size from the occupancy; one cooperative launch per solve
+//                       (tut/cooperative.hpp: the grid, the launch, the L2 window)
+//   variants "persistent" (A with the evict-first hint), "persistent + L2 window" (an access-
+//   policy window over A: all of it when it fits the persisting carve-out, a share otherwise),
+//   "persistent, alternating direction" (odd sweeps walk the rows backwards, starting on what
+//   the previous sweep left in L2)
+// Shared: sweep_rows (tut/jor_rows.cuh), record_sweep, SweepSlot and the end of the solve
+// (tut/jor_record.cuh), the generator (tut/jor_device.cuh).
+// The harness below the divider: Options, Report and Problem (tut/jor_gpu.hpp).
+#include "tut/cooperative.hpp"
+#include "tut/jor_device.cuh"
+#include "tut/jor_gpu.hpp"
+#include "tut/jor_record.cuh"
+#include "tut/jor_rows.cuh"
+
+#include <cooperative_groups.h>
+
+#include <memory>
+#include <vector>
+
+namespace coop = cooperative_groups;
+
+namespace {
+
+constexpr int kThreads = 256;  // 8 warps; the grid's warps take the rows in turn
+static_assert(kThreads % 32 == 0, "a block is whole warps, one row at a time each");
+
+template <class T>
+struct Args {
+    const T* A;
+    const T* diagonal;
+    const T* b;
+    T* x0;  // sweep it reads x0 and writes x1 when it is even, the other way round when odd
+    T* x1;
+    int n;
+    T alpha;
+    double tolerance;
+    int max_iterations;
+    tut::jor::SweepSlot* slots;  // one per sweep, zeroed before the launch
+    int* iterations;             // written once, by thread 0 of the grid
+};
+
+// How the sweeps read A: with the evict-first hint (stream), with the default policy under
+// an L2 access-policy window (window), or with the default policy and every other sweep
+// walking the rows backwards (alternate): a sweep then starts on the columns the previous
+// one read last, which are still in L2.
+enum class Policy { stream, window, alternate };
+
+template <class T, Policy kPolicy>
+__global__ void __launch_bounds__(kThreads, tut::jor::sweep_blocks_per_sm(kThreads)) persistent_jor(Args<T> a) {
+    coop::grid_group grid = coop::this_grid();
+    for (int it = 0; it < a.max_iterations; ++it) {
+        const T* x_old = it % 2 ? a.x1 : a.x0;
+        T* x_new = it % 2 ? a.x0 : a.x1;
+        double dx = 0.0, x_abs = 0.0;
+        const bool backwards = kPolicy == Policy::alternate && it % 2 == 1;
+        tut::jor::sweep_rows<T, kPolicy == Policy::stream>(a.A, a.diagonal, a.b, x_old, x_new, a.n, a.alpha, dx,
+                                                           x_abs, backwards);
+        tut::jor::record_sweep(dx, x_abs, a.slots + it);
+        grid.sync();  // every block's rows and atomics of sweep it are done and visible
+        // Every thread reads the finished slot from L2 (__ldcg: not a stale L1 line) and so
+        // takes the same decision: a block that left the loop alone would leave the others
+        // waiting at the next barrier forever.
+        tut::jor::SweepSlot s;
+        s.dx_max_bits = __ldcg(&a.slots[it].dx_max_bits);
+        s.x_max_bits = __ldcg(&a.slots[it].x_max_bits);
+        if (tut::jor::slot_says_stop(s, a.tolerance) || it + 1 == a.max_iterations) {
+            if (grid.thread_rank() == 0) *a.iterations = it + 1;
+            return;
+        }
+    }
+}
+
+// One sweep per launch: sweep `it` reads x0 and writes x1 when even, the other way round when odd.
+template <class T, Policy kPolicy>
+__global__ void __launch_bounds__(kThreads, tut::jor::sweep_blocks_per_sm(kThreads)) one_sweep(Args<T> a, int it) {
+    const T* x_old = it % 2 ? a.x1 : a.x0;
+    T* x_new = it % 2 ? a.x0 : a.x1;
+    double dx = 0.0, x_abs = 0.0;
+    const bool backwards = kPolicy == Policy::alternate && it % 2 == 1;
+    tut::jor::sweep_rows<T, kPolicy == Policy::stream>(a.A, a.diagonal, a.b, x_old, x_new, a.n, a.alpha, dx, x_abs,
+                                                       backwards);
+    tut::jor::record_sweep(dx, x_abs, a.slots + it);
+}
+
+template <class T, Policy kPolicy>
+class PersistentSolver : public tut::jor::Solver<T> {
+  public:
+    PersistentSolver(const tut::jor::DeviceSystem<T>& sys, const tut::jor::SolveOptions& opt)
+        : sys_(sys), opt_(opt), x_work_(static_cast<size_t>(sys.n)), slots_(static_cast<size_t>(opt.max_iterations)),
+          iterations_(1) {
+        const int needed = (sys.n + kThreads / 32 - 1) / (kThreads / 32);  // a warp per row
+        blocks_ = tut::cooperative_grid(persistent_jor<T, kPolicy>, kThreads, needed);
+        // A window over A (its first bytes, up to the largest window), the share of it that
+        // the persisting carve-out can hold marked persisting: all of A when it fits.
+        if (kPolicy == Policy::window) window_.set(sys_.A.get(), sys_.A.bytes());
+    }
+
+    tut::jor::SolveResult solve(T* x) override {
+        const int n = sys_.n;
+        TUT_CUDA(cudaMemsetAsync(x, 0, size_t(n) * sizeof(T)));
+        TUT_CUDA(cudaMemsetAsync(slots_.get(), 0, slots_.bytes()));
+        TUT_CUDA(cudaMemsetAsync(iterations_.get(), 0, sizeof(int)));
+        Args<T> a{sys_.A.get(), sys_.diagonal.get(), sys_.b.get(), x, x_work_.get(), n, T(opt_.alpha),
+                  opt_.tolerance, opt_.max_iterations, slots_.get(), iterations_.get()};
+        int iterations = 0;
+        for (int it = 0; it < opt_.max_iterations; ++it) {
+            one_sweep<T, kPolicy><<<blocks_, kThreads>>>(a, it);
+            TUT_LAUNCH("one_sweep");
+            tut::jor::SweepSlot s;
+            TUT_CUDA(cudaMemcpy(&s, slots_.get() + it, sizeof s, cudaMemcpyDeviceToHost));
+            iterations = it + 1;
+            if (tut::jor::slot_says_stop(s, opt_.tolerance)) break;
+        }
+        return tut::jor::finish_alternating_solve(iterations, opt_.max_iterations, opt_.tolerance, slots_.get(), x,
+                                                  x_work_.get(), n);
+    }
+
+    double matrix_bytes() const override { return double(sys_.n) * double(sys_.n) * sizeof(T); }
+
+  private:
+    const tut::jor::DeviceSystem<T>& sys_;
+    tut::jor::SolveOptions opt_;
+    tut::DeviceBuffer<T> x_work_;
+    tut::DeviceBuffer<tut::jor::SweepSlot> slots_;
+    tut::DeviceBuffer<int> iterations_;
+    int blocks_ = 1;
+    tut::PersistingL2Window window_;
+};
+
+template <class T, Policy kPolicy>
+std::unique_ptr<tut::jor::Solver<T>> make_persistent(const tut::jor::DeviceSystem<T>& sys,
+                                                     const tut::jor::SolveOptions& opt) {
+    tut::jor::require_options(opt);
+    tut::refuse_without_cooperative_launch();
+    return std::make_unique<PersistentSolver<T, kPolicy>>(sys, opt);
+}
+
+}  // namespace
+
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
+namespace lesson {
+tut::jor::Variants variants() {
+    tut::jor::Variants v;
+    v.floats = {{"persistent", make_persistent<float, Policy::stream>},
+                {"persistent + L2 window", make_persistent<float, Policy::window>},
+                {"persistent, alternating direction", make_persistent<float, Policy::alternate>}};
+    v.doubles = {{"persistent", make_persistent<double, Policy::stream>},
+                 {"persistent + L2 window", make_persistent<double, Policy::window>},
+                 {"persistent, alternating direction", make_persistent<double, Policy::alternate>}};
+    return v;
+}
+}  // namespace lesson
+
+int main(int argc, char** argv) {
+    const tut::LessonInfo lesson{"jor", "06_persistent",
+                                 "one cooperative kernel for the whole solve, a barrier per sweep"};
+    const tut::jor::Variants variants = lesson::variants();
+    tut::jor::Options options(lesson);  // --sizes, --matrices, --type, --tol, --alpha, --max-iter, --share, ...
+    options.parse(argc, argv, variants);
+    tut::require_cooperative_launch(lesson.lesson);  // exits 77 on a GPU that cannot launch cooperatively
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::jor::Report report(bench, options, tut::jor::measure_read_bandwidth_gbs());  // the floor's bandwidth
+        // Per size, variant and matrix: check a solve, time the solves by the host clock (the
+        // launches and copies of a solve are part of its cost), check the last of them.
+        auto measure = [&](auto&& problem, const auto& list) {
+            for (long long n : options.sizes)
+                for (const auto& v : list) {
+                    if (!bench.runs(v)) continue;
+                    for (int m = 0; m < options.matrices; ++m) {
+                        problem.set_up(v, n, m);  // matrix m of size n, generated on the GPU; v's solver
+                        const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(); });
+                        const tut::Timing timing = bench.time_host(v.name, [&] { problem.solve(); }, problem.timing());
+                        const tut::Verdict last = bench.check(v.name, [&] { return problem.check_last(); });
+                        problem.add(timing, verdict, last);  // matrix 0: also the copy of A, the GEMV alone
+                    }
+                }
+            for (const tut::Result& r : problem.results()) report.table.add_row(bench.record(r));
+        };
+        if (options.runs<float>()) measure(tut::jor::Problem<float>(options, report), variants.floats);
+        if (options.runs<double>()) measure(tut::jor::Problem<double>(options, report), variants.doubles);
+        report.print();
+        return bench.exit_code();
+    });
+}

@@ -1,0 +1,554 @@
+#!/usr/bin/env python3
+"""The performance gates' thresholds: from measured ratios to common/checks/thresholds/<gpu>.json.
+
+A lesson whose idea is speed has a check case tagged [performance] (common/checks/perf_gate.hpp)
+that times the lesson's variant beside its yardstick in the same process and reports one JSON
+line per run: lesson, case, gate, measure, size, ratio (higher is faster), and for calibration
+previous_measured (the previous approach measured in the same run, where the lesson keeps it
+as a variant), previous_from (the gate of the lesson whose solution is the previous approach,
+measured the same way) and spread_floor. write_thresholds() turns the reports of several runs
+of the solutions into a thresholds file by the rule below; `scripts/grade.py --calibrate`
+calls it. The committed files were first written from the tour's records (--from-tour), one
+run per lesson, by the same rule.
+
+The rule, per gate (common/checks/thresholds/README.md says it in words):
+- s_min, s_med: the slowest and the median of the solution's runs;
+- spread: (max - min) / median of the runs, at least the report's spread_floor (3% for a
+  kernel timed by CUDA events, 5% for a solve paced by the host), and the floor alone with
+  fewer than MIN_RUNS runs;
+- previous: the median of previous_measured, else the median of the previous_from gate's
+  solution runs in the same reports (same measure and size), else the "previous" of the
+  file's existing entry (same measure and size), else unknown;
+- previous known and s_min / previous - 1 < 2 x spread: unscored (the gain is too small to
+  gate reliably, or absent), with the reason;
+- previous known otherwise: threshold = sqrt(s_min x previous), the geometric midpoint, at
+  least one spread from each (the solution passes, the previous approach fails);
+- previous unknown: threshold = s_min x (1 - 2 x spread), noted: the gate then only keeps the
+  solution's level.
+
+Usage:
+  perf_gates.py --from-tour results/NVIDIA_H100_80GB_HBM3.json [--out FILE]
+  perf_gates.py --check [DIR]     the committed thresholds files are well formed
+  perf_gates.py --summary REPORT...   per gate, the passes and fails of repeated runs
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import re
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+THRESHOLDS_DIR = os.path.join(REPO, "common", "checks", "thresholds")
+
+MIN_RUNS = 3              # runs needed before their own spread counts
+DEFAULT_SPREAD = 0.03     # a kernel timed by CUDA events beside its yardstick
+HOST_SPREAD = 0.05        # a solve timed by the host's clock
+TRACK_ORDER = ["sgemm", "bandwidth", "reduction", "cg", "jor", "multigpu"]
+
+RULE = ("threshold = sqrt(slowest solution run x previous approach), when the slowest run is at least "
+        "2 x the run-to-run spread (measured, at least 3% for kernels and 5% for host-paced solves) above the "
+        "previous approach; unscored when it is not; slowest run x (1 - 2 x spread) when the previous approach "
+        "is unknown")
+
+
+def gpu_file_name(gpu):
+    """results/ and thresholds/ file name of a GPU (scripts/tour.py's gpu_file_name())."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", gpu).strip("_") + ".json"
+
+
+def finite(x):
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) and not isinstance(x, bool) else None
+
+
+def round3(x):
+    """x to three significant digits."""
+    if x == 0:
+        return 0.0
+    return float("%.3g" % x)
+
+
+def gate_of(report):
+    return report.get("gate") or report.get("lesson")
+
+
+def pct(x, measure):
+    if measure.startswith("%"):
+        return "%.1f%%" % (100 * x) if x < 0.1 else "%.0f%%" % (100 * x)
+    return "%.2fx" % x
+
+
+def load_existing(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("lessons"), dict) else None
+
+
+def gate_sort_key(key):
+    track = key.split("/", 1)[0]
+    return (TRACK_ORDER.index(track) if track in TRACK_ORDER else len(TRACK_ORDER), key)
+
+
+def decide(runs, previous, spread_floor, measure):
+    """(threshold or None, reason, note, spread) for the solution's `runs` and the previous
+    approach's ratio (None when unknown): the rule of the module comment."""
+    s_min, s_med = min(runs), statistics.median(runs)
+    spread = spread_floor
+    if len(runs) >= MIN_RUNS and s_med > 0:
+        spread = max(spread_floor, (max(runs) - s_min) / s_med)
+    if previous is None:
+        return (round3(s_min * (1 - 2 * spread)), "",
+                "the previous approach is not measured on this GPU: the gate is 2 x the spread below the "
+                "solution's slowest run", spread)
+    if previous >= s_min:
+        return (None, "the previous lesson's approach (%s) is as fast as this lesson's solution (%s) in this measure "
+                      "on this GPU: the idea does not show as a speed-up here" % (pct(previous, measure), pct(s_min, measure)),
+                "", spread)
+    gap = s_min / previous - 1
+    if gap < 2 * spread:
+        return (None, "the solution (%s) is only %.1f%% faster than the previous lesson's approach (%s) in this measure "
+                      "on this GPU, less than twice the run-to-run spread (%.0f%%): too close to gate reliably"
+                % (pct(s_min, measure), 100 * gap, pct(previous, measure), 100 * spread), "", spread)
+    return round3(math.sqrt(s_min * previous)), "", "", spread
+
+
+def write_thresholds(reports, gpu_name, out_path):
+    """Writes the thresholds file of `gpu_name` to `out_path` from the [performance] reports
+    (the JSON dicts of common/checks/perf_gate.hpp; several runs per lesson) by the rule of
+    the module comment. Entries of gates without reports are kept from the existing file at
+    `out_path` (else from the committed file of that GPU); the rest are replaced."""
+    existing = load_existing(out_path) or load_existing(os.path.join(THRESHOLDS_DIR, gpu_file_name(gpu_name))) or {}
+    old = existing.get("lessons", {}) if isinstance(existing, dict) else {}
+    # This GPU's reports, less those measured in a way the thresholds do not describe (an L2
+    # that could not be flushed, a problem this GPU cannot hold: unscored_because).
+    mine = [r for r in reports if isinstance(r, dict) and (not r.get("gpu") or r.get("gpu") == gpu_name)
+            and not r.get("unscored_because")]
+    by_gate = {}
+    for r in mine:
+        if gate_of(r):
+            by_gate.setdefault(gate_of(r), []).append(r)
+    sources = sorted({r.get("source_label") for r in mine if r.get("source_label")})
+    source = sources[0] if len(sources) == 1 else "calibration %s" % datetime.date.today().isoformat()
+
+    def shape(rs):
+        """The measure and size most of the reports share."""
+        pairs = [(r.get("measure", ""), r.get("size", "")) for r in rs]
+        return max(set(pairs), key=pairs.count)
+
+    lessons = dict(old)
+    for gate, rs in by_gate.items():
+        measure, size = shape(rs)
+        rs = [r for r in rs if (r.get("measure", ""), r.get("size", "")) == (measure, size)]
+        runs = [v for v in (finite(r.get("ratio")) for r in rs) if v is not None and v > 0]
+        lesson = rs[0].get("lesson") or gate.split(":")[0]
+        if not runs:
+            lessons[gate] = {"measure": measure, "size": size, "solution": None, "previous": None, "threshold": None,
+                             "runs": 0, "source": source,
+                             "reason": "no run of the solution gave a ratio on this GPU (did the case fail or skip?)"}
+            continue
+        previous, previous_source = None, ""
+        measured = [v for v in (finite(r.get("previous_measured")) for r in rs) if v is not None and v > 0]
+        if measured:
+            given = sorted({r.get("previous_source") for r in rs if r.get("previous_source")})
+            previous = statistics.median(measured)
+            previous_source = given[0] if len(given) == 1 else "measured beside it in the same runs"
+        else:
+            origin = next((r.get("previous_from") for r in rs if r.get("previous_from")), "")
+            if origin:
+                theirs = [finite(r.get("ratio")) for r in by_gate.get(origin, [])
+                          if (r.get("measure", ""), r.get("size", "")) == (measure, size)]
+                theirs = [v for v in theirs if v is not None and v > 0]
+                if theirs:
+                    previous, previous_source = statistics.median(theirs), "%s's solution in the same runs" % origin
+            if previous is None:
+                before = old.get(gate, {})
+                if (before.get("measure"), before.get("size")) == (measure, size) and finite(before.get("previous")):
+                    previous = finite(before.get("previous"))
+                    previous_source = before.get("previous_source") or "the earlier thresholds"
+        floors = [v for v in (finite(r.get("spread_floor")) for r in rs) if v is not None and v > 0]
+        floor = max(floors) if floors else DEFAULT_SPREAD
+        threshold, reason, note, spread = decide(runs, previous, floor, measure)
+        entry = {"measure": measure, "size": size,
+                 "solution": round3(statistics.median(runs)), "solution_min": round3(min(runs)), "runs": len(runs),
+                 "spread": round3(spread),
+                 "previous": round3(previous) if previous is not None else None,
+                 "previous_source": previous_source,
+                 "threshold": threshold, "source": source}
+        if reason:
+            entry["reason"] = reason
+        if note:
+            entry["note"] = note
+        if lesson != gate:
+            entry["lesson"] = lesson
+        lessons[gate] = entry
+    data = {"gpu": gpu_name, "source": source, "rule": RULE,
+            "lessons": {k: lessons[k] for k in sorted(lessons, key=gate_sort_key)}}
+    os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2)
+        f.write("\n")
+    return data
+
+
+# ---------------------------------------------------------------------------------------
+# The committed files' first version: the tour's records as one run per gate
+# ---------------------------------------------------------------------------------------
+
+SGEMM_FP32 = "% of cuBLAS FP32"
+SGEMM_TF32 = "% of cuBLAS TF32"
+D2D = "% of cudaMemcpy D2D of the same bytes"
+RED = "% of cudaMemcpy D2D bandwidth"
+FLOOR = "% of the bandwidth floor per iteration"
+CG_DEFAULT = "default problem (40000 rows)"
+CG_LARGE = "2.1 M-row problem"
+GATHER = "10000 x 32768 floats, 16384 random columns"
+CG_DEFAULT_SIZE = "diffusion27 10x10x400 (40000 rows, 939232 nnz)"
+CG_LARGE_SIZE = "diffusion27 128x128x128 (2097152 rows, 55742968 nnz)"
+
+
+def _library(r):
+    return finite(r.get("ratio_to_library"))
+
+
+def _d2d(r):
+    return finite((r.get("extra") or {}).get("ratio_to_d2d"))
+
+
+def _floor(r):
+    return finite((r.get("extra") or {}).get("fraction_of_floor_per_iter"))
+
+
+def _us(r):
+    return finite((r.get("extra") or {}).get("us_per_iter"))
+
+
+# One entry per gate: the lesson's record (lesson, variant, size), how its ratio is read from
+# it, and the previous approach's record (same reading) or a function of the results. These
+# must agree with the [performance] cases (measure, size, variant).
+def _sg(lesson, variant, previous, size="4096", measure=SGEMM_FP32, shown_size="N = 4096"):
+    return {"gate": "sgemm/" + lesson, "measure": measure, "size": shown_size,
+            "record": ("sgemm", lesson, variant, size), "read": _library, "previous": previous}
+
+
+def _red(lesson, variant, previous):
+    return {"gate": "reduction/" + lesson, "measure": RED, "size": "n = 2^26 floats",
+            "record": ("reduction", lesson, variant, "67108864"), "read": _d2d, "previous": previous}
+
+
+def _bw(lesson, variant, previous, size=GATHER, record_size="10000x32768->16384 random"):
+    return {"gate": "bandwidth/" + lesson, "measure": D2D, "size": size,
+            "record": ("bandwidth", lesson, variant, record_size), "read": _library, "previous": previous}
+
+
+def _cg(lesson, variant, previous, large=False):
+    return {"gate": "cg/" + lesson, "measure": FLOOR, "size": CG_LARGE if large else CG_DEFAULT,
+            "record": ("cg", lesson, variant, CG_LARGE_SIZE if large else CG_DEFAULT_SIZE), "read": _floor,
+            "previous": previous, "spread_floor": HOST_SPREAD}
+
+
+def _jor_d2d(results):
+    """A JOR record's fraction of the floor with the floor's bandwidth the D2D copy's (the
+    check's yardstick) instead of the tour's read kernel's."""
+    d2d = finite((results.get("device") or {}).get("measured_d2d_gbs"))
+
+    def read(r):
+        e = r.get("extra") or {}
+        f, read_gbs = finite(e.get("fraction_of_floor_per_iter")), finite(e.get("read_gbs"))
+        return f * read_gbs / d2d if f and read_gbs and d2d else None
+    return read
+
+
+def _jor(lesson, variant, size, previous):
+    n, t = size.split()
+    return {"gate": "jor/" + lesson, "measure": FLOOR, "size": "N = %s, %s" % (n, t),
+            "record": ("jor", lesson, variant, size), "read": "jor_d2d", "previous": previous,
+            "spread_floor": HOST_SPREAD}
+
+
+def _sgemm14_previous(results):
+    """Lesson 13's FP32 kernel as a fraction of cuBLAS TF32 (lesson 14's yardstick)."""
+    r13 = find_record(results, ("sgemm", "13_tuning", "128x256x16 swizzle 8 C staged", "4096"))
+    r14 = find_record(results, ("sgemm", "14_wmma", "wmma 128x128x32", "4096"))
+    if not r13 or not r14:
+        return None
+    v, lib = finite(r13.get("value")), finite(r14.get("library_value"))
+    return v / lib if v and lib else None
+
+
+def _speedup(track, lesson, slow, fast, size):
+    """Per iteration, `fast` as a multiple of `slow`'s speed (us per iteration)."""
+    def value(results):
+        a = find_record(results, (track, lesson, slow, size))
+        b = find_record(results, (track, lesson, fast, size))
+        return _us(a) / _us(b) if a and b and _us(a) and _us(b) else None
+    return value
+
+
+def _sgemm11_single_buffer(results):
+    """The single-buffer loop at lesson 11's tile ran as fast as the solution (see TOUR_GATES):
+    the previous approach's ratio is taken to be the solution's own."""
+    rec = find_record(results, ("sgemm", "11_double_buffering", "2 buffers", "4096"))
+    return _library(rec) if rec else None
+
+
+TOUR_GATES = [
+    _sg("03_unrolling", "unroll=16", ("sgemm", "03_unrolling", "runtime n", "4096")),
+    _sg("04_multi_output", "multi=4 strided", ("sgemm", "04_multi_output", "multi=1", "4096")),
+    _sg("05_shared_tiling", "tile=32", ("sgemm", "01_naive", "naive", "4096")),
+    _sg("06_granularity", "g=4", ("sgemm", "06_granularity", "g=1", "4096")),
+    _sg("07_volkov_ilp", "grain=16", ("sgemm", "07_volkov_ilp", "grain=1", "4096")),
+    _sg("09_register_blocking", "thread 8x8", ("sgemm", "07_volkov_ilp", "grain=16", "4096")),
+    _sg("10_warp_tiling", "warp 32x64", ("sgemm", "09_register_blocking", "thread 8x8", "4096")),
+    # Lesson 10's kernel is not the approach to gate against: lesson 11 also changes the tile.
+    # Its single-buffer loop at lesson 11's own tile (the bank's previous_lesson submission)
+    # measured 79-81% of cuBLAS FP32 on the H100 (2026-11-26, one grader run, medians of 30)
+    # against the solution's 78-87%: as fast, within the spread, so the gate is unscored.
+    dict(_sg("11_double_buffering", "2 buffers", lambda results: _sgemm11_single_buffer(results)),
+         previous_text="measured: lesson 10's single-buffer loop at this lesson's tile, 79-81% of cuBLAS FP32 "
+                       "on the H100 against the solution's 78-87% in the same run"),
+    _sg("12_cp_async", "cp.async 3 stages", ("sgemm", "11_double_buffering", "2 buffers", "4096")),
+    _sg("13_tuning", "128x256x16 swizzle 8 C staged", ("sgemm", "13_tuning", "128x256x8", "4096")),
+    dict(_sg("14_wmma", "wmma 128x128x32", _sgemm14_previous, measure=SGEMM_TF32),
+         previous_text="tour: sgemm/13_tuning '128x256x16 swizzle 8 C staged' (FP32) over cuBLAS TF32"),
+    _sg("15_mma_sync", "mma.sync 4 stages", ("sgemm", "14_wmma", "wmma 128x128x32", "4096"), measure=SGEMM_TF32),
+    _sg("16_wgmma", "wgmma 128x256x32 4 stages", ("sgemm", "15_mma_sync", "mma.sync 4 stages", "4096"),
+        measure=SGEMM_TF32),
+    _sg("17_operand_swap", "operand swap 256x128x32 4 stages", ("sgemm", "16_wgmma", "wgmma 128x256x32 4 stages", "4096"),
+        measure=SGEMM_TF32),
+    _sg("18_persistent_cluster", "persistent, cluster of 2, TMA stores, split last wave",
+        ("sgemm", "17_operand_swap", "operand swap 256x128x32 4 stages", "5000"), size="5000", measure=SGEMM_TF32,
+        shown_size="N = 5000"),
+    _bw("02_copy_kernels", "float4 x4 in flight, grid-stride, 2 blocks per SM",
+        ("bandwidth", "02_copy_kernels", "float, grid-stride", "134217728"), size="n = 2^27 floats",
+        record_size="134217728"),
+    _bw("03_gather_divmod", "div and mod, full grid", None, size=GATHER + ", a full grid"),
+    _bw("04_gather_incremental", "incremental, 64x256 (classic launch)",
+        ("bandwidth", "03_gather_divmod", "div and mod, 64x256 (classic launch)", "10000x32768->16384 random"),
+        size=GATHER + ", 64 blocks of 256 threads"),
+    _bw("05_gather_constant", "precomputed + const, 64x256 (classic launch)",
+        ("bandwidth", "04_gather_incremental", "incremental, 64x256 (classic launch)", "10000x32768->16384 random"),
+        size=GATHER + ", 64 blocks of 256 threads"),
+    _bw("06_gather_2d", "2D, float4, 2 per thread",
+        ("bandwidth", "05_gather_constant", "precomputed + read-only cache, full grid", "10000x32768->16384 random")),
+    _red("02_interleaved_strided", "float", ("reduction", "01_interleaved_divergent", "float", "67108864")),
+    _red("03_sequential", "float", ("reduction", "02_interleaved_strided", "float", "67108864")),
+    _red("04_first_add_on_load", "float", ("reduction", "03_sequential", "float", "67108864")),
+    _red("05_unroll_last_warp", "float", ("reduction", "04_first_add_on_load", "float", "67108864")),
+    _red("06_complete_unroll", "float", ("reduction", "05_unroll_last_warp", "float", "67108864")),
+    _red("07_grid_stride", "float", ("reduction", "06_complete_unroll", "float", "67108864")),
+    _red("08_warp_shuffle_atomic", "float, atomic per block", ("reduction", "07_grid_stride", "float", "67108864")),
+    _red("09_vectorized", "float4", ("reduction", "08_warp_shuffle_atomic", "float, atomic per block", "67108864")),
+    _cg("03_device_pointer_mode", "device pointers", ("cg", "02_jacobi", "jacobi", CG_DEFAULT_SIZE)),
+    _cg("04_own_dot", "own dot", ("cg", "03_device_pointer_mode", "device pointers", CG_DEFAULT_SIZE)),
+    _cg("05_fusion", "fused", ("cg", "04_own_dot", "own dot", CG_DEFAULT_SIZE)),
+    _cg("06_mapped_polling", "poll=every-k", ("cg", "05_fusion", "fused", CG_DEFAULT_SIZE)),
+    _cg("07_graph_while", "graph while", ("cg", "06_mapped_polling", "poll=every-k", CG_DEFAULT_SIZE)),
+    _cg("08_persistent", "resident", ("cg", "07_graph_while", "graph while", CG_DEFAULT_SIZE)),
+    _cg("09_streaming", "vectors=on-chip", ("cg", "09_streaming", "vectors=memory", CG_LARGE_SIZE), large=True),
+    {"gate": "cg/10_one_round", "measure": "x the grid-barrier variant's speed per iteration", "size": CG_DEFAULT,
+     "record": ("cg", "10_one_round", "pipelined, one round", CG_DEFAULT_SIZE),
+     "read": "cg10", "previous": lambda results: 1.0, "spread_floor": HOST_SPREAD,
+     "previous_text": "the grid-barrier variant itself (1.0x)"},
+    _jor("02_warp_rows", "1 row per warp", "4096 float", ("jor", "01_block_per_row", "restrict", "4096 float")),
+    _jor("04_fused", "fused", "512 float", ("jor", "02_warp_rows", "1 row per warp", "512 float")),
+    _jor("05_graph_loop", "while graph", "512 float", ("jor", "04_fused", "fused", "512 float")),
+    _jor("06_persistent", "persistent", "512 float", ("jor", "05_graph_loop", "while graph", "512 float")),
+    {"gate": "jor/07_mixed_precision", "measure": "x the double variant's speed per iteration",
+     "size": "N = 8192, double", "record": ("jor", "07_mixed_precision", "mixed", "8192 double"),
+     "read": "jor07", "previous": lambda results: 1.0, "spread_floor": HOST_SPREAD,
+     "previous_text": "the double variant itself (1.0x)"},
+]
+
+
+def find_record(results, key):
+    track, lesson, variant, size = key
+    for r in results.get("records", []):
+        if (r.get("track"), r.get("lesson"), r.get("variant"), str(r.get("size"))) == (track, lesson, variant, size):
+            return r
+    return None
+
+
+def _reader(spec, results):
+    read = spec["read"]
+    if read == "jor_d2d":
+        return _jor_d2d(results)
+    if read == "cg10":
+        return lambda r: _speedup("cg", "10_one_round", "pipelined, grid barrier", "pipelined, one round",
+                                  CG_DEFAULT_SIZE)(results)
+    if read == "jor07":
+        return lambda r: _speedup("jor", "07_mixed_precision", "double", "mixed", "8192 double")(results)
+    return read
+
+
+def reports_from_tour(results):
+    """One report per gate from a tour's results (the solution's ratio and the previous
+    approach's), and the list of gates the tour did not measure."""
+    date = results.get("date") or "undated"
+    reports, missing = [], []
+    for spec in TOUR_GATES:
+        read = _reader(spec, results)
+        rec = find_record(results, spec["record"])
+        ratio = read(rec) if rec else None
+        if ratio is None:
+            missing.append(spec)
+            continue
+        prev = spec["previous"]
+        if callable(prev):
+            previous = prev(results)
+            previous_source = spec.get("previous_text", "")
+        elif prev is None:
+            previous, previous_source = None, ""
+        else:
+            p = find_record(results, prev)
+            previous = read(p) if p else None
+            previous_source = "tour: %s/%s '%s'" % (prev[0], prev[1], prev[2])
+        reports.append({"lesson": spec["gate"].split(":")[0], "gate": spec["gate"], "measure": spec["measure"],
+                        "size": spec["size"], "ratio": ratio, "previous_measured": previous,
+                        "previous_source": previous_source,
+                        "spread_floor": spec.get("spread_floor", DEFAULT_SPREAD), "gpu": results.get("gpu"),
+                        "source_label": "tour %s" % date})
+    return reports, missing
+
+
+def thresholds_from_tour(results_path, out_path=None):
+    """Writes the thresholds file of a results/<gpu>.json (the committed files' first version)."""
+    with open(results_path, encoding="utf-8") as f:
+        results = json.load(f)
+    gpu = results["gpu"]
+    out_path = out_path or os.path.join(THRESHOLDS_DIR, gpu_file_name(gpu))
+    reports, missing = reports_from_tour(results)
+    if os.path.exists(out_path):
+        os.remove(out_path)  # the tour's file is written afresh, not merged
+    data = write_thresholds(reports, gpu, out_path)
+    for spec in missing:
+        data["lessons"][spec["gate"]] = {
+            "measure": spec["measure"], "size": spec["size"], "solution": None, "previous": None, "threshold": None,
+            "source": "tour %s" % (results.get("date") or "undated"),
+            "reason": "the tour of %s has no measurement of this lesson yet: the ratio is reported, not scored, "
+                      "until scripts/grade.py --calibrate measures the solution on this GPU" % gpu}
+    data["lessons"] = {k: data["lessons"][k] for k in sorted(data["lessons"], key=gate_sort_key)}
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2)
+        f.write("\n")
+    return data
+
+
+# ---------------------------------------------------------------------------------------
+# The committed files are well formed
+# ---------------------------------------------------------------------------------------
+
+def check_file(path):
+    """Problems with one thresholds file (an empty list when it is well formed)."""
+    problems = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError) as e:
+        return ["%s: %s" % (path, e)]
+    name = os.path.basename(path)
+    if not isinstance(data, dict) or not isinstance(data.get("lessons"), dict):
+        return ["%s: expected an object with a 'lessons' object" % name]
+    if gpu_file_name(str(data.get("gpu", ""))) != name:
+        problems.append("%s: its gpu '%s' belongs in %s" % (name, data.get("gpu"), gpu_file_name(str(data.get("gpu")))))
+    for key, e in data["lessons"].items():
+        where = "%s: %s" % (name, key)
+        if not re.match(r"^(sgemm|bandwidth|reduction|cg|jor|multigpu)/\d\d_[a-z0-9_]+(: .+)?$", key):
+            problems.append("%s: not a lesson id (track/NN_name[: gate])" % where)
+        for field in ("measure", "size", "threshold", "source"):
+            if field not in e:
+                problems.append("%s: no '%s'" % (where, field))
+        t, s, p = finite(e.get("threshold")), finite(e.get("solution")), finite(e.get("previous"))
+        if e.get("threshold") is None:
+            if not e.get("reason"):
+                problems.append("%s: unscored without a reason" % where)
+            continue
+        if t is None or t <= 0:
+            problems.append("%s: threshold %r is not a positive number" % (where, e.get("threshold")))
+            continue
+        if s is not None and t >= s:
+            problems.append("%s: threshold %s is not below the solution's %s" % (where, t, s))
+        if p is not None and t <= p:
+            problems.append("%s: threshold %s is not above the previous approach's %s" % (where, t, p))
+    return problems
+
+
+def read_reports(paths):
+    """The JSON lines of TUT_PERF_REPORT files (lines that are not JSON objects left out)."""
+    reports = []
+    for path in paths:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                try:
+                    item = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(item, dict):
+                    reports.append(item)
+    return reports
+
+
+def summary(reports):
+    """One line per gate and GPU of repeated runs: how many passed, failed or were unscored,
+    and the ratios' range against the threshold (the check that a solution passes 20 runs
+    of 20 and the previous approach fails 20 of 20)."""
+    groups = {}
+    for r in reports:
+        groups.setdefault((str(r.get("gpu")), gate_of(r) or "?"), []).append(r)
+    lines = []
+    for (gpu, gate) in sorted(groups, key=lambda k: (k[0], gate_sort_key(k[1]))):
+        rs = groups[(gpu, gate)]
+        measure = str(rs[0].get("measure", ""))
+        ratios = sorted(v for v in (finite(r.get("ratio")) for r in rs) if v is not None)
+        counts = {s: sum(1 for r in rs if r.get("status") == s) for s in ("pass", "fail", "unscored")}
+        threshold = next((finite(r.get("threshold")) for r in rs if finite(r.get("threshold")) is not None), None)
+        span = ("%s .. %s .. %s" % (pct(ratios[0], measure), pct(statistics.median(ratios), measure),
+                                    pct(ratios[-1], measure))) if ratios else "no ratio"
+        lines.append("%s | %s: %d runs, %d pass, %d fail, %d unscored; ratio %s; threshold %s" % (
+            gpu, gate, len(rs), counts["pass"], counts["fail"], counts["unscored"], span,
+            pct(threshold, measure) if threshold is not None else "none"))
+    return lines
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--summary", nargs="+", metavar="REPORT",
+                    help="tally TUT_PERF_REPORT files of repeated runs per gate: passes, fails, the ratios' range")
+    ap.add_argument("--from-tour", metavar="RESULTS", help="write a thresholds file from results/<gpu>.json")
+    ap.add_argument("--out", help="the thresholds file to write (default: common/checks/thresholds/<gpu>.json)")
+    ap.add_argument("--check", nargs="?", const=THRESHOLDS_DIR, metavar="DIR",
+                    help="check every thresholds file of DIR (default: the committed ones)")
+    args = ap.parse_args(argv)
+    if args.summary:
+        for line in summary(read_reports(args.summary)):
+            print(line)
+        return 0
+    if args.from_tour:
+        data = thresholds_from_tour(args.from_tour, args.out)
+        gated = sum(1 for e in data["lessons"].values() if e.get("threshold") is not None)
+        print("%s: %d gates, %d scored" % (data["gpu"], len(data["lessons"]), gated))
+        return 0
+    if args.check:
+        paths = sorted(p for p in os.listdir(args.check) if p.endswith(".json"))
+        problems = []
+        for p in paths:
+            problems += check_file(os.path.join(args.check, p))
+        for p in problems:
+            print(p, file=sys.stderr)
+        print("%d thresholds files, %d problems" % (len(paths), len(problems)))
+        return 1 if problems else 0
+    ap.print_help()
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

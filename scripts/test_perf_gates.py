@@ -1,0 +1,213 @@
+"""CPU tests of scripts/perf_gates.py: the threshold rule on synthetic reports, the merge with an
+existing file, the committed thresholds files (well formed, reproduced from the tour's results
+while they still come from it), and the [performance] cases of the check files against them.
+
+Run: python3 -m unittest discover -s scripts -p "test_*.py"
+"""
+import json
+import os
+import re
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import perf_gates  # noqa: E402
+import tour  # noqa: E402
+
+REPO = perf_gates.REPO
+GPU = "Test GPU 80GB"
+
+
+def report(gate, ratio, measure="% of cuBLAS FP32", size="N = 4096", **extra):
+    r = {"lesson": gate.split(":")[0], "gate": gate, "case": gate + ": speed", "measure": measure, "size": size,
+         "ratio": ratio, "status": "unscored", "gpu": GPU, "spread_floor": 0.03}
+    r.update(extra)
+    return r
+
+
+class Rule(unittest.TestCase):
+    def test_midway_between_the_slowest_run_and_the_previous_approach(self):
+        threshold, reason, note, spread = perf_gates.decide([0.83, 0.82, 0.84], 0.62, 0.03, "% of cuBLAS FP32")
+        self.assertEqual(reason, "")
+        self.assertAlmostEqual(threshold, round((0.82 * 0.62) ** 0.5, 3), places=3)
+        self.assertLess(threshold, 0.82 * (1 - 0.03))
+        self.assertGreater(threshold, 0.62 * (1 + 0.03))
+
+    def test_too_close_or_slower_is_unscored_with_the_reason(self):
+        threshold, reason, _, _ = perf_gates.decide([0.92], 0.90, 0.03, "% of cuBLAS FP32")
+        self.assertIsNone(threshold)
+        self.assertIn("too close", reason)
+        threshold, reason, _, _ = perf_gates.decide([0.78], 0.82, 0.03, "% of cuBLAS FP32")
+        self.assertIsNone(threshold)
+        self.assertIn("as fast as", reason)
+
+    def test_a_measured_spread_larger_than_the_floor_counts(self):
+        # runs 0.70 .. 0.80: spread 0.133 > 0.03; gap 0.70 / 0.62 - 1 = 12.9% < 2 x 13.3%
+        threshold, reason, _, spread = perf_gates.decide([0.70, 0.75, 0.80], 0.62, 0.03, "% of cuBLAS FP32")
+        self.assertIsNone(threshold)
+        self.assertGreater(spread, 0.13)
+        # fewer than MIN_RUNS runs: the floor alone
+        _, _, _, spread = perf_gates.decide([0.70, 0.80], 0.5, 0.03, "% of cuBLAS FP32")
+        self.assertEqual(spread, 0.03)
+
+    def test_no_previous_approach_gates_below_the_solution(self):
+        threshold, reason, note, _ = perf_gates.decide([1.0, 1.01, 1.02], None, 0.05, "x speed")
+        self.assertEqual(reason, "")
+        self.assertAlmostEqual(threshold, 0.9)
+        self.assertIn("not measured", note)
+
+
+class WriteThresholds(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.out = os.path.join(self.tmp.name, "thresholds", "Test_GPU_80GB.json")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_reports_of_several_runs_make_a_file_the_checker_accepts(self):
+        reports = []
+        for i in range(20):
+            reports.append(report("sgemm/10_warp_tiling", 0.62 + 0.001 * (i % 3)))
+            reports.append(report("sgemm/11_double_buffering", 0.83 - 0.001 * (i % 4),
+                                  previous_from="sgemm/10_warp_tiling"))
+            reports.append(report("sgemm/06_granularity", 0.225, previous_measured=0.16))
+            reports.append(report("sgemm/13_tuning", 0.92, previous_measured=0.90))
+            reports.append(report("cg/10_one_round", 1.59, measure="x the grid-barrier variant's speed per iteration",
+                                  size="default problem", previous_measured=1.0, spread_floor=0.05))
+        reports.append(dict(report("sgemm/11_double_buffering", 0.1), gpu="Another GPU"))  # not this GPU's
+        data = perf_gates.write_thresholds(reports, GPU, self.out)
+        with open(self.out) as f:
+            self.assertEqual(json.load(f), data)
+        self.assertEqual(perf_gates.check_file(self.out), [])
+        lessons = data["lessons"]
+        e11 = lessons["sgemm/11_double_buffering"]
+        self.assertEqual(e11["runs"], 20)
+        self.assertAlmostEqual(e11["previous"], 0.621, places=3)
+        self.assertIn("sgemm/10_warp_tiling", e11["previous_source"])
+        self.assertGreater(e11["threshold"], e11["previous"])
+        self.assertLess(e11["threshold"], e11["solution_min"])
+        self.assertIsNone(lessons["sgemm/13_tuning"]["threshold"])
+        self.assertTrue(lessons["sgemm/13_tuning"]["reason"])
+        # no previous approach for lesson 10 (lesson 09 was not run): a note, and a gate below it
+        self.assertIn("note", lessons["sgemm/10_warp_tiling"])
+        self.assertAlmostEqual(lessons["cg/10_one_round"]["threshold"], round((1.59 * 1.0) ** 0.5, 2), places=2)
+        self.assertTrue(data["source"].startswith("calibration "))
+        # the track order: sgemm before cg
+        keys = list(lessons)
+        self.assertLess(keys.index("sgemm/13_tuning"), keys.index("cg/10_one_round"))
+
+    def test_gates_without_reports_are_kept_and_the_previous_approach_is_remembered(self):
+        perf_gates.write_thresholds([report("sgemm/06_granularity", 0.225, previous_measured=0.16),
+                                     report("sgemm/07_volkov_ilp", 0.44, previous_measured=0.18)], GPU, self.out)
+        data = perf_gates.write_thresholds([report("sgemm/07_volkov_ilp", 0.45)], GPU, self.out)
+        self.assertIn("sgemm/06_granularity", data["lessons"])
+        self.assertAlmostEqual(data["lessons"]["sgemm/07_volkov_ilp"]["previous"], 0.18)
+        self.assertAlmostEqual(data["lessons"]["sgemm/07_volkov_ilp"]["solution"], 0.45)
+
+    def test_a_gate_whose_runs_gave_no_ratio_is_unscored(self):
+        data = perf_gates.write_thresholds([report("cg/08_persistent", None)], GPU, self.out)
+        entry = data["lessons"]["cg/08_persistent"]
+        self.assertIsNone(entry["threshold"])
+        self.assertIn("no run", entry["reason"])
+
+    def test_the_checker_finds_a_threshold_outside_its_bounds(self):
+        os.makedirs(os.path.dirname(self.out))
+        with open(self.out, "w") as f:
+            json.dump({"gpu": GPU, "lessons": {
+                "sgemm/11_double_buffering": {"measure": "m", "size": "s", "solution": 0.8, "previous": 0.6,
+                                              "threshold": 0.85, "source": "x"},
+                "sgemm/12_cp_async": {"measure": "m", "size": "s", "threshold": None, "source": "x"},
+                "not a lesson": {"measure": "m", "size": "s", "threshold": 0.5, "source": "x"}}}, f)
+        problems = "\n".join(perf_gates.check_file(self.out))
+        self.assertIn("not below the solution", problems)
+        self.assertIn("unscored without a reason", problems)
+        self.assertIn("not a lesson id", problems)
+
+
+class Summary(unittest.TestCase):
+    def test_repeated_runs_are_tallied_per_gate(self):
+        reports = [dict(report("sgemm/11_double_buffering", 0.80 + 0.01 * i), status="pass", threshold=0.715)
+                   for i in range(3)]
+        reports.append(dict(report("sgemm/11_double_buffering", 0.62), status="fail", threshold=0.715))
+        reports.append(dict(report("sgemm/13_tuning", 0.92), status="unscored"))
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "perf.jsonl")
+            with open(path, "w") as f:
+                f.write("not json\n" + "".join(json.dumps(r) + "\n" for r in reports))
+            lines = perf_gates.summary(perf_gates.read_reports([path]))
+        self.assertEqual(len(lines), 2)
+        self.assertIn("sgemm/11_double_buffering: 4 runs, 3 pass, 1 fail, 0 unscored; ratio 62% .. 80% .. 82%; "
+                      "threshold 72%", lines[0])
+        self.assertIn("threshold none", lines[1])
+
+
+class CommittedFiles(unittest.TestCase):
+    def test_the_file_names_are_results_file_names(self):
+        for gpu in ("NVIDIA H100 80GB HBM3", "NVIDIA H200", "NVIDIA GeForce RTX 4090 (rev. a)"):
+            self.assertEqual(perf_gates.gpu_file_name(gpu), tour.gpu_file_name(gpu))
+
+    def test_every_committed_file_is_well_formed(self):
+        self.assertEqual(perf_gates.main(["--check"]), 0)
+
+    def test_files_from_the_tour_are_what_the_tour_gives(self):
+        for name in sorted(os.listdir(perf_gates.THRESHOLDS_DIR)):
+            if not name.endswith(".json"):
+                continue
+            with open(os.path.join(perf_gates.THRESHOLDS_DIR, name)) as f:
+                committed = json.load(f)
+            results = os.path.join(REPO, "results", name)
+            if not str(committed.get("source", "")).startswith("tour ") or not os.path.exists(results):
+                continue  # calibrated since: the instructor's measurements stand
+            with tempfile.TemporaryDirectory() as tmp:
+                again = perf_gates.thresholds_from_tour(results, os.path.join(tmp, name))
+            self.assertEqual(again, committed, "%s is not what scripts/perf_gates.py --from-tour %s writes"
+                             % (name, os.path.relpath(results, REPO)))
+
+
+def performance_cases():
+    """(lesson, measure literals, size literals) of every check file with a [performance] case."""
+    found = []
+    checks = os.path.join(REPO, "common", "checks")
+    for track in sorted(os.listdir(checks)):
+        folder = os.path.join(checks, track)
+        if not os.path.isdir(folder):
+            continue
+        for name in sorted(os.listdir(folder)):
+            m = re.match(r"check_(\d\d_\w+)\.cpp$", name)
+            if not m:
+                continue
+            with open(os.path.join(folder, name)) as f:
+                text = f.read()
+            if "[performance]" not in text or "perf_gate::" not in text:
+                continue  # a speed check of its own (multigpu/02's, run by every rank)
+            measures = re.findall(r'\bmeasure = "([^"]*)"', text)
+            sizes = [lit for stmt in re.findall(r'\bsize = ([^;]*);', text) for lit in re.findall(r'"([^"]*)"', stmt)]
+            found.append(("%s/%s" % (track, m.group(1)), measures, sizes))
+    return found
+
+
+class PerformanceCases(unittest.TestCase):
+    def test_every_performance_case_has_an_entry_of_its_measure_and_size(self):
+        cases = performance_cases()
+        self.assertGreater(len(cases), 30)
+        for gpu_file in ("NVIDIA_H100_80GB_HBM3.json", "NVIDIA_H200.json"):
+            with open(os.path.join(perf_gates.THRESHOLDS_DIR, gpu_file)) as f:
+                lessons = json.load(f)["lessons"]
+            for lesson, measures, sizes in cases:
+                with self.subTest(lesson=lesson, gpu=gpu_file):
+                    self.assertTrue(lesson in lessons, "a [performance] case without thresholds")
+                    self.assertTrue(lessons[lesson]["measure"] in measures,
+                                    "%r not among the case's measures %r" % (lessons[lesson]["measure"], measures))
+                    self.assertTrue(lessons[lesson]["size"] in sizes,
+                                    "%r not among the case's sizes %r" % (lessons[lesson]["size"], sizes))
+
+    def test_every_gate_has_its_case(self):
+        lessons = {lesson for lesson, _, _ in performance_cases()}
+        for spec in perf_gates.TOUR_GATES:
+            self.assertIn(spec["gate"].split(":")[0], lessons)
+
+
+if __name__ == "__main__":
+    unittest.main()
