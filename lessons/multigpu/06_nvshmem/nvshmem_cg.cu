@@ -462,7 +462,7 @@ struct CgShmem {
     }
 };
 
-/// ||b - A x|| / ||b|| in double over the whole system, on the host, rows generated again.
+// ||b - A x|| / ||b|| in double over the whole system, on the host, rows generated again.
 double true_residual(const tut::mg::CgProblem& pr, const std::vector<double>& x) {
     const tut::mg::CsrRows all = tut::mg::diffusion_27pt_rows(pr.nx, pr.ny, pr.nz, 0, pr.rows(), pr.seed);
     const std::vector<float> b = tut::mg::cg_rhs_rows(all, pr.seed);

@@ -141,9 +141,9 @@ namespace {
 
 using lesson::kStats;
 
-/// Generates this GPU's rows of the JOR track's system on the GPU: one block per row, the
-/// off-diagonal entries and the row's sums in whole units of 2^-20 (exact, so the result
-/// is the same bits as tut::jor::make_system, in any order).
+// Generates this GPU's rows of the JOR track's system on the GPU: one block per row, the
+// off-diagonal entries and the row's sums in whole units of 2^-20 (exact, so the result
+// is the same bits as tut::jor::make_system, in any order).
 template <class T>
 __global__ void generate_rows(T* A, T* b, long long first, long long rows, long long n, uint64_t seed) {
     __shared__ long long abs_sum[lesson::kThreads], ax[lesson::kThreads];
@@ -315,7 +315,7 @@ tut::mg::SolveOutcome jor_solve_double(const tut::mg::JorCall& c) {
 
 namespace {
 
-/// The largest |x_j - x*_j| over the whole x (x* from the generator).
+// The largest |x_j - x*_j| over the whole x (x* from the generator).
 double max_error(const std::vector<double>& x, uint64_t seed) {
     double worst = 0;
     for (size_t j = 0; j < x.size(); ++j) {
@@ -325,8 +325,8 @@ double max_error(const std::vector<double>& x, uint64_t seed) {
     return worst;
 }
 
-/// Median over `repeats` solves (after one untimed) of this rank's time; the outcome of the
-/// median solve. The caller takes the largest over the ranks.
+// Median over `repeats` solves (after one untimed) of this rank's time; the outcome of the
+// median solve. The caller takes the largest over the ranks.
 template <class T>
 tut::mg::SolveOutcome time_solves(Jor<T>& jor, const tut::mg::World* world, int repeats) {
     jor.solve();
@@ -339,8 +339,8 @@ tut::mg::SolveOutcome time_solves(Jor<T>& jor, const tut::mg::World* world, int 
     return runs[runs.size() / 2];
 }
 
-/// The one-GPU baseline: rank 0 alone, the whole system, the same code (one-rank NCCL
-/// communicator). Its time, on every rank.
+// The one-GPU baseline: rank 0 alone, the whole system, the same code (one-rank NCCL
+// communicator). Its time, on every rank.
 template <class T>
 double one_gpu_ms(const tut::mg::World& w, long long n, tut::mg::JorSharing sharing, const tut::RunOptions& run,
                   cudaStream_t stream) {
