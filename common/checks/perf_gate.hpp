@@ -45,6 +45,7 @@
 #include "catch.hpp"
 #include "lesson_hint.hpp"
 #include "tut/check.hpp"
+#include "tut/report.hpp"
 
 #include <cuda_runtime.h>
 
@@ -281,12 +282,6 @@ inline std::string number(double x) {
     return buf;
 }
 
-inline std::string fmt(const char* format, double x) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, format, x);
-    return buf;
-}
-
 inline bool env_is(const char* name, const char* value) {
     const char* v = std::getenv(name);
     return v && std::string(v) == value;
@@ -294,8 +289,8 @@ inline bool env_is(const char* name, const char* value) {
 
 }  // namespace detail
 
-/// printf-style formatting of one number, for the sentences ("%.2f us").
-inline std::string fmt(const char* format, double x) { return detail::fmt(format, x); }
+/// printf-style formatting for the sentences ("%.2f us"): the project's one formatter.
+using tut::fmt;
 
 /// Parses a JSON text; throws std::runtime_error on malformed input.
 inline Json parse_json(const std::string& text) { return detail::JsonParser(text).parse(); }
@@ -389,9 +384,9 @@ struct Verdict {
 /// else the number.
 inline std::string shown(const std::string& measure, double x) {
     if (!std::isfinite(x)) return "n/a";
-    if (!measure.empty() && measure[0] == '%') return detail::fmt(x < 0.1 ? "%.1f%%" : "%.0f%%", 100 * x);
-    if (measure.rfind("x ", 0) == 0) return detail::fmt("%.2fx", x);
-    return detail::fmt("%.3g", x);
+    if (!measure.empty() && measure[0] == '%') return tut::fmt(x < 0.1 ? "%.1f%%" : "%.0f%%", 100 * x);
+    if (measure.rfind("x ", 0) == 0) return tut::fmt("%.2fx", x);
+    return tut::fmt("%.3g", x);
 }
 
 /// What follows the number in a sentence: the measure without its leading '%' or 'x'.
@@ -742,8 +737,8 @@ double median_ms(Work&& work, const Plan& plan = {}) {
 /// "'2 buffers' 3.30 ms, cuBLAS 2.70 ms" (the medians, three significant digits).
 inline std::string against(double work_ms, const std::string& work_name, double yardstick_ms,
                            const std::string& yardstick_name) {
-    return work_name + " " + detail::fmt("%.3g ms", work_ms) + ", " + yardstick_name + " " +
-           detail::fmt("%.3g ms", yardstick_ms);
+    return work_name + " " + tut::fmt("%.3g ms", work_ms) + ", " + yardstick_name + " " +
+           tut::fmt("%.3g ms", yardstick_ms);
 }
 
 /// A case whose ratio is the yardstick's time over the work's (see time_and_judge()).
