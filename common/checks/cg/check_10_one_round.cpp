@@ -139,7 +139,7 @@ TEST_CASE("cg/10_one_round: the sums are the same in every run: a repeat solve g
     // Every block adds the partial sums in one fixed order, so a solve does exactly the
     // same arithmetic every time (a sum of atomics would not). (That every block gets the
     // same sums as every other, the solver itself tests after each solve: it throws when
-    // the blocks' last r.r differ.)
+    // the blocks' fingerprints of every iteration's totals differ.)
     for (const std::string name : {main_problem(), std::string("diffusion 5x7x11"), std::string("spd100")})
         for (const Expected& e : kRound) {
             TestProblem& p = problem(name);

@@ -2,8 +2,8 @@
 // caught by: cg/10_one_round: the one-round variants solve small problems to tolerance
 // kind: other
 // Floating-point addition is not associative: the blocks' totals differ in their last bits, so
-// the host's comparison of the blocks' last r.r fails after the solve ('the blocks ended the solve
-// with different sums'), or blocks stop on different iterations and the others give up waiting;
+// the host's comparison of the blocks' fingerprints of their totals fails after the solve ('the
+// blocks computed different sums'), or blocks stop on different iterations and the others give up waiting;
 // the bit-for-bit case fails too.
 // cg/10_one_round: one communication round per iteration: pipelined PCG with no grid barrier in its loop.
 // Starts from: lesson 08's persistent kernel (one block of 512 threads per SM, each block's
@@ -396,9 +396,10 @@ struct RoundState {
     int abort;  // a wait gave up (set by the block that gave up; the others follow)
     int iterations, status, converged_at;
     double rr_last, bb;
-    // The bits of every block's last r.r, their largest and the largest of their complements:
-    // equal (bits == ~complement) only when every block computed the same sums.
-    u64 rr_bits_max, rr_bits_complement_max;
+    // A fingerprint of the bits of every total each block computed, in every iteration; the
+    // largest fingerprint and the largest complement are equal (max == ~complement) only
+    // when every block computed the same sums all the way through the solve.
+    u64 sums_fingerprint_max, sums_fingerprint_complement_max;
 };
 
 struct RoundArgs {
@@ -454,14 +455,23 @@ __device__ inline void clear_words(const RoundArgs& a, int nvec, const SegTile& 
     for (int i = threadIdx.x; i < 2 * kMaxSums; i += kThreads) st_relaxed(a.ar + size_t(i) * nb + blockIdx.x, 0ull);
 }
 
+// Folds the bits of this iteration's totals into a block's fingerprint of its sums (FNV-1a
+// style): one total that differs between blocks, in any iteration, changes the fingerprint.
+template <int K>
+__device__ __forceinline__ void fold_totals(u64& fingerprint, const double (&tot)[K]) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) fingerprint = (fingerprint ^ u64(__double_as_longlong(tot[k]))) * 0x100000001b3ull;
+}
+
 // What the solve ends with, for the host. The iteration that found p.Ap <= 0 counts, as
-// in lesson 08 (whose loop counts it before the test). Every block also leaves the bits of
-// its last r.r, so that the host can tell whether all blocks computed the same sums.
-__device__ inline void round_finish(const RoundArgs& a, int it, int status, int converged_at, double rr, double bb) {
+// in lesson 08 (whose loop counts it before the test). Every block also leaves the
+// fingerprint of all the sums it computed, so that the host can tell whether every block
+// computed the same sums in every iteration.
+__device__ inline void round_finish(const RoundArgs& a, int it, int status, int converged_at, double rr, double bb,
+                                    u64 fingerprint) {
     if (threadIdx.x == 0) {
-        const u64 bits = u64(__double_as_longlong(rr));
-        atomicMax(&a.state->rr_bits_max, bits);
-        atomicMax(&a.state->rr_bits_complement_max, ~bits);
+        atomicMax(&a.state->sums_fingerprint_max, fingerprint);
+        atomicMax(&a.state->sums_fingerprint_complement_max, ~fingerprint);
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         RoundState* st = a.state;
@@ -516,6 +526,7 @@ __global__ void __launch_bounds__(kThreads, 1) one_round_pcg(RoundArgs a) {
     }
     double rr = 0.0, bb = 0.0, threshold = 0.0, gamma_old = 1.0, alpha_old = 1.0;
     int it = 0, e = 0, converged_at = -1;
+    u64 fingerprint = 0xcbf29ce484222325ull;
     while (status == kRunning) {
         // The exchange: m of this epoch, from the neighbours only.
         {
@@ -539,6 +550,7 @@ __global__ void __launch_bounds__(kThreads, 1) one_round_pcg(RoundArgs a) {
         }
         double tot[3];
         gather_totals<3>(sm.red, nb, tot);
+        fold_totals(fingerprint, tot);
         const double gamma = tot[0], delta = tot[1];
         rr = tot[2];
         if (e == 0) {
@@ -588,7 +600,7 @@ __global__ void __launch_bounds__(kThreads, 1) one_round_pcg(RoundArgs a) {
         ++e;
     }
     if (s.owner) a.x[s.row] = float(x);
-    round_finish(a, it, status, converged_at, rr, bb);
+    round_finish(a, it, status, converged_at, rr, bb, fingerprint);
 }
 
 // Chen & Carson's pipelined predict-and-recompute PCG in float, one all-reduce per
@@ -642,6 +654,7 @@ __global__ void __launch_bounds__(kThreads, 1) predict_recompute_pcg(RoundArgs a
     }
     double rr = 0.0, bb = 0.0, threshold = 0.0;
     int it = 0, e = 0, converged_at = -1;
+    u64 fingerprint = 0xcbf29ce484222325ull;
     while (status == kRunning) {
         {
             const u64* src[2] = {exchanged(a, 0, e), exchanged(a, 1, e)};
@@ -664,6 +677,7 @@ __global__ void __launch_bounds__(kThreads, 1) predict_recompute_pcg(RoundArgs a
         }
         double tot[5];
         gather_totals<5>(sm.red, nb, tot);
+        fold_totals(fingerprint, tot);
         const double nu = tot[0], mu = tot[1], delta = tot[2], gamma = tot[3];
         rr = tot[4];
         if (e == 0) {
@@ -732,7 +746,7 @@ __global__ void __launch_bounds__(kThreads, 1) predict_recompute_pcg(RoundArgs a
         ++e;
     }
     if (s.owner) a.x[s.row] = x;
-    round_finish(a, it, status, converged_at, rr, bb);
+    round_finish(a, it, status, converged_at, rr, bb, fingerprint);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1015,9 +1029,9 @@ class OneRoundSolver final : public tut::cg::Solver {
         if (h.abort || h.status == kAborted)
             throw std::runtime_error("the solve gave up: a block waited about a second for a tagged word that never "
                                      "came (a sum or a vector not published, or published with another epoch's tag)");
-        if (h.rr_bits_max != ~h.rr_bits_complement_max)
-            throw std::runtime_error("the blocks ended the solve with different sums (their last r.r differs): every "
-                                     "block must add the same partials in the same order");
+        if (h.sums_fingerprint_max != ~h.sums_fingerprint_complement_max)
+            throw std::runtime_error("the blocks computed different sums (in some iteration their totals differ in "
+                                     "their bits): every block must add the same partials in the same order");
         return tut::cg::solve_result(tut::cg::outcome_of(h.status), h.iterations, h.converged_at, h.rr_last, h.bb);
     }
 
