@@ -149,5 +149,16 @@ class DocsSiteTest(unittest.TestCase):
         self.assertEqual(mtime, os.path.getmtime(os.path.join(self.out, "course.md")))  # not rewritten
 
 
+
+class SiteCss(unittest.TestCase):
+    def test_wide_tables_scroll_sideways(self):
+        with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "site.css")) as f:
+            css = f.read()
+        rule = css[css.index("table.markdownTable {"):]
+        rule = rule[:rule.index("}")]
+        self.assertIn("display: block", rule)
+        self.assertIn("overflow-x: auto", rule)
+
+
 if __name__ == "__main__":
     unittest.main()

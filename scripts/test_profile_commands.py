@@ -52,6 +52,21 @@ class BuildDir(unittest.TestCase):
                          "ncu -o rebuild/x /tmp/bg/solutions/a/b/c --json /tmp/bg/x.jsonl")
 
 
+class Figures(unittest.TestCase):
+    def test_report_kept_with_nvtx_once_and_the_rest_as_printed(self):
+        text = 'ncu --clock-control none --nvtx --nvtx-include "a/b/" \\\n    ./x --profile'
+        self.assertEqual(pc.figures_command(text, "/l/03-a-b"),
+                         'ncu -f -o /l/03-a-b --clock-control none --nvtx --nvtx-include "a/b/" \\\n    ./x --profile')
+        self.assertEqual(pc.figures_command("ncu -k regex:k /b/x --profile", "/l/r"),
+                         "ncu --nvtx -f -o /l/r -k regex:k /b/x --profile")
+        raw, named = pc.export_commands("/l/r")
+        self.assertEqual(raw, ["ncu", "-i", "/l/r.ncu-rep", "--csv", "--page", "raw", "--print-units", "base"])
+        self.assertEqual(named[-2:], ["--print-nvtx-rename", "kernel"])
+
+    def test_no_report_no_results(self):
+        self.assertEqual(pc.collect_figures("/nonexistent/report", "/nonexistent/log"), [])
+
+
 class Verdict(unittest.TestCase):
     def test_outcomes(self):
         ok = "==PROF== Connected\n==PROF== Profiling \"k\": 100%\n"
