@@ -223,8 +223,15 @@ def with_variants(results, renamed):
     by_id = {r.get("id"): r["kernel"] for r in renamed}
     for r in results:
         name = by_id.get(r.get("id"))
-        r["variant"] = name if name and name != r["kernel"] else None
+        r["variant"] = nvtx_range_of(name) if name and name != r["kernel"] else None
     return results
+
+
+def nvtx_range_of(renamed):
+    """The NVTX range of a name that --print-nvtx-rename kernel gave a result: ncu 2025.3
+    writes '<range>/<the kernel's signature>' ('double/void <unnamed>::reduce<double>(const
+    T1 *)'). A C++ signature holds no '/', so the range is all before the last one."""
+    return renamed.rsplit("/", 1)[0] if "/" in renamed else renamed
 
 
 def ncu_version(text):

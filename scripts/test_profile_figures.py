@@ -88,6 +88,12 @@ class ParseCsv(unittest.TestCase):
         self.assertEqual(results[1]["metrics"]["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"], 0)
         self.assertNotIn("Block Size", results[0]["metrics"])
 
+    def test_nvtx_range_of_a_renamed_result(self):
+        # ncu writes '<range>/<signature>'; the range itself may hold spaces and commas.
+        self.assertEqual(pf.nvtx_range_of("double/void <unnamed>::reduce<double>(const T1 *, unsigned long)"), "double")
+        self.assertEqual(pf.nvtx_range_of("float, one allgather/jor_sweep(int)"), "float, one allgather")
+        self.assertEqual(pf.nvtx_range_of("plain range"), "plain range")
+
     def test_no_csv_and_no_range(self):
         self.assertEqual(pf.parse_csv_raw("==PROF== Connected\n==ERROR== ERR_NVGPUCTRPERM\n"), [])
         raw = pf.parse_csv_raw(read("sgemm-15-raw.csv"))
