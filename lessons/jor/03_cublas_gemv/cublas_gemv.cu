@@ -81,7 +81,7 @@ class CublasSolver : public tut::jor::Solver<T> {
                 // TODO(exercise), continued: the sweep's update, x_new from y_, one thread per
                 //   row (kThreads per block), on the default stream, the launch checked
                 //   (TUT_LAUNCH).
-                (void)x_old, (void)x_new;
+                (void)x_old, (void)x_new, (void)kThreads;
             });
     }
 
