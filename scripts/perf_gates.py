@@ -363,9 +363,13 @@ TOUR_GATES = [
     _jor("04_fused", "fused", "512 float", ("jor", "02_warp_rows", "1 row per warp", "512 float")),
     _jor("05_graph_loop", "while graph", "512 float", ("jor", "04_fused", "fused", "512 float")),
     _jor("06_persistent", "persistent", "512 float", ("jor", "05_graph_loop", "while graph", "512 float")),
-    {"gate": "jor/07_mixed_precision", "measure": "x the double variant's speed per iteration",
-     "size": "N = 8192, double", "record": ("jor", "07_mixed_precision", "mixed", "8192 double"),
+    {"gate": "jor/07_l2_reuse", "measure": "x the persistent variant's speed per iteration",
+     "size": "N = 4096, float", "record": ("jor", "07_l2_reuse", "alternating direction", "4096 float"),
      "read": "jor07", "previous": lambda results: 1.0, "spread_floor": HOST_SPREAD,
+     "previous_text": "the persistent variant itself (1.0x)"},
+    {"gate": "jor/08_mixed_precision", "measure": "x the double variant's speed per iteration",
+     "size": "N = 8192, double", "record": ("jor", "08_mixed_precision", "mixed", "8192 double"),
+     "read": "jor08", "previous": lambda results: 1.0, "spread_floor": HOST_SPREAD,
      "previous_text": "the double variant itself (1.0x)"},
 ]
 
@@ -386,7 +390,9 @@ def _reader(spec, results):
         return lambda r: _speedup("cg", "10_one_round", "pipelined, grid barrier", "pipelined, one round",
                                   CG_DEFAULT_SIZE)(results)
     if read == "jor07":
-        return lambda r: _speedup("jor", "07_mixed_precision", "double", "mixed", "8192 double")(results)
+        return lambda r: _speedup("jor", "07_l2_reuse", "persistent", "alternating direction", "4096 float")(results)
+    if read == "jor08":
+        return lambda r: _speedup("jor", "08_mixed_precision", "double", "mixed", "8192 double")(results)
     return read
 
 

@@ -469,7 +469,7 @@ def main(argv=None):
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     paths = args.results or rj.results_files(os.path.join(repo, "results"))
     try:
-        runs = [r for _, r in rj.load_all(paths)]
+        runs = [rj.without_retired(r, os.path.join(repo, "lessons")) for _, r in rj.load_all(paths)]
     except (OSError, ValueError) as e:
         print("plots.py: error: %s" % e, file=sys.stderr)
         return 2

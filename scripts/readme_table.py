@@ -42,11 +42,12 @@ TEACHING = {
         "variant": "vectors=on-chip", "size": "128x128x128", "note": "large problem",
         "caption": "09_streaming is shown at its large problem (2.1 M rows), the size it is about; its solves/s "
                    "and \u00b5s/iteration are of that problem, its shares of the floor comparable with the rows above"},
-    ("jor", "07_mixed_precision"): {
+    ("jor", "06_persistent"): {"variant": "persistent"},
+    ("jor", "08_mixed_precision"): {
         "variant": "mixed", "note": "double solve",
-        "caption": "07_mixed_precision is shown by its mixed variant, a double solve (A in float, everything "
+        "caption": "08_mixed_precision is shown by its mixed variant, a double solve (A in float, everything "
                    "else in double, to double's tolerance): its solves/s compare with the double rows of "
-                   "lessons 01-06's tables, not with the float rows above"},
+                   "lessons 01-07's tables, not with the float rows above"},
 }
 
 # A reproduced historic mistake (a stopping rule that stops too early) stands in a row of its
@@ -336,7 +337,8 @@ def main(argv=None):
         readme_dir = os.path.dirname(os.path.abspath(args.readme))
         rel = lambda p: os.path.relpath(os.path.abspath(p), readme_dir).replace(os.sep, "/")  # noqa: E731
         plots_link = rel(args.plots)
-        block = render_block([r for _, r in loaded], [rel(p) for p, _ in loaded], plots_link, args.plots)
+        runs = [rj.without_retired(r, os.path.join(REPO_ROOT, "lessons")) for _, r in loaded]
+        block = render_block(runs, [rel(p) for p, _ in loaded], plots_link, args.plots)
         new = replace_block(old, block)
     except MarkerError as e:
         print("readme_table.py: error: %s: %s" % (args.readme, e), file=sys.stderr)

@@ -113,6 +113,23 @@ def merge_orders(sequences):
     return merged
 
 
+def without_retired(results, lessons_root):
+    """`results` without the records of lessons that `lessons_root` (a tree's lessons/) no
+    longer has: a lesson renamed or renumbered since the tour measured it, whose records stay
+    in the committed file until the tour runs again. A track without a folder there, and a
+    track's 00_ program (a baseline, not a lesson), keep all their records."""
+    def kept(r):
+        if not isinstance(r, dict):
+            return True
+        track, lesson = str(r.get("track") or ""), str(r.get("lesson") or "")
+        track_dir = os.path.join(lessons_root, track)
+        return (lesson.startswith("00_") or not os.path.isdir(track_dir)
+                or os.path.isdir(os.path.join(track_dir, lesson)))
+    out = dict(results)
+    out["records"] = [r for r in results.get("records", []) if kept(r)]
+    return out
+
+
 def ordered_lessons(track, results_list):
     """The lessons of `track` over several results files, in the tour's order."""
     return merge_orders([list(by_track(r.get("records", [])).get(track, {})) for r in results_list])

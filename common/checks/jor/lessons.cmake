@@ -95,7 +95,10 @@ tut_lesson(jor 05_graph_loop graph_loop.cu
 tut_lesson(jor 06_persistent persistent.cu HANG_HINT ${jor_grid_hang}
            SMOKE_ARGS ${jor_smoke} BAD_ARGS ${jor_bad} TOUR_ARGS ${jor_tour}
            SANITIZE_RUNS ${jor_sanitize} SANITIZE_TOOLS memcheck racecheck synccheck)
-tut_lesson(jor 07_mixed_precision mixed_precision.cu HANG_HINT ${jor_grid_hang}
+tut_lesson(jor 07_l2_reuse l2_reuse.cu HANG_HINT ${jor_grid_hang}
+           SMOKE_ARGS ${jor_smoke} BAD_ARGS ${jor_bad} TOUR_ARGS ${jor_tour}
+           SANITIZE_RUNS ${jor_sanitize} SANITIZE_TOOLS memcheck racecheck synccheck)
+tut_lesson(jor 08_mixed_precision mixed_precision.cu HANG_HINT ${jor_grid_hang}
            SMOKE_ARGS ${jor_smoke} BAD_ARGS ${jor_bad} TOUR_ARGS ${jor_tour}
            SANITIZE_RUNS ${jor_sanitize} SANITIZE_TOOLS memcheck racecheck synccheck)
 
@@ -109,7 +112,7 @@ if(TUT_BUILD_CHECKS)
     set_property(TARGET jor-checks-device PROPERTY CUDA_ARCHITECTURES ${TUT_SOLUTION_ARCHITECTURES})
   endif()
   foreach(lesson 01_block_per_row 02_warp_rows 03_cublas_gemv 04_fused 05_graph_loop 06_persistent
-                 07_mixed_precision)
+                 07_l2_reuse 08_mixed_precision)
     foreach(tree lessons solutions)
       if(TARGET check-${tree}-jor-${lesson})  # a tree may ship some lessons only
         target_link_libraries(check-${tree}-jor-${lesson} PRIVATE jor-checks-device)

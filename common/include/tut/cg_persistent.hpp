@@ -15,6 +15,7 @@
 #include "cg.hpp"
 #include "cooperative.hpp"
 #include "gpu.hpp"
+#include "l2_window.hpp"
 
 #include <cooperative_groups.h>
 

@@ -1,6 +1,6 @@
 /// @file cooperative.hpp
-/// @brief One kernel for a whole solve: the size of a cooperative grid, its launch (with
-/// an L2 access-policy window when one is given), and the L2 set aside for such a window.
+/// @brief One kernel for a whole solve: the size of a cooperative grid, and its launch (with
+/// an L2 access-policy window when one is given).
 ///
 /// A cooperative launch starts every block of the grid at once or fails, which is what a
 /// grid-wide barrier (cooperative_groups::this_grid().sync()) needs: a barrier cannot wait
@@ -56,45 +56,5 @@ void launch_cooperative(void (*kernel)(Params...), int blocks, int threads, size
     config.numAttrs = window.num_bytes ? 2 : 1;
     TUT_CUDA(cudaLaunchKernelEx(&config, kernel, std::forward<Actual>(args)...));
 }
-
-/// An L2 access-policy window over the first bytes of an array: as many as a window may
-/// span, the share of them that the persisting carve-out can hold marked persisting (all
-/// when they fit), the rest streaming; the carve-out is set aside while the object lives.
-/// Empty (no bytes, nothing set aside) until set(), and on a GPU without a persisting L2
-/// (before sm_80).
-class PersistingL2Window {
-  public:
-    PersistingL2Window() = default;
-    ~PersistingL2Window() {
-        if (window_.num_bytes) {  // give the set-aside L2 back (no throwing from a destructor)
-            (void)cudaCtxResetPersistingL2Cache();
-            (void)cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
-        }
-    }
-    PersistingL2Window(const PersistingL2Window&) = delete;
-    PersistingL2Window& operator=(const PersistingL2Window&) = delete;
-
-    void set(const void* base, size_t bytes) {
-        int device = 0, max_persisting = 0, max_window = 0;
-        TUT_CUDA(cudaGetDevice(&device));
-        TUT_CUDA(cudaDeviceGetAttribute(&max_persisting, cudaDevAttrMaxPersistingL2CacheSize, device));
-        TUT_CUDA(cudaDeviceGetAttribute(&max_window, cudaDevAttrMaxAccessPolicyWindowSize, device));
-        if (max_persisting <= 0 || max_window <= 0 || bytes == 0) return;
-        const size_t span = std::min(bytes, size_t(max_window));
-        const size_t set_aside = std::min(span, size_t(max_persisting));
-        TUT_CUDA(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, set_aside));
-        window_.base_ptr = const_cast<void*>(base);
-        window_.num_bytes = span;
-        window_.hitRatio = float(double(set_aside) / double(span));  // the share that persists
-        window_.hitProp = cudaAccessPropertyPersisting;
-        window_.missProp = cudaAccessPropertyStreaming;
-    }
-
-    /// The window for launch_cooperative() (no bytes: no window).
-    const cudaAccessPolicyWindow& window() const { return window_; }
-
-  private:
-    cudaAccessPolicyWindow window_{};
-};
 
 }  // namespace tut

@@ -9,11 +9,11 @@
 /// The kernels the later lessons share once their own lesson has taught them live in
 /// headers that only those later lessons include, so that no header an exercise includes
 /// holds the code its TODO asks for:
-/// - jor_slot.cuh (lessons 04-07): SweepSlot, a sweep's convergence values on the device,
+/// - jor_slot.cuh (lessons 04-08): SweepSlot, a sweep's convergence values on the device,
 ///   and warp_max;
-/// - jor_rows.cuh (lessons 04-06): lesson 02's row sums as a function (warp_offdiag_sums)
+/// - jor_rows.cuh (lessons 04-07): lesson 02's row sums as a function (warp_offdiag_sums)
 ///   and lesson 04's sweep of rows (sweep_rows);
-/// - jor_record.cuh (lessons 05-07): lesson 04's block reduction into the slot
+/// - jor_record.cuh (lessons 05-08): lesson 04's block reduction into the slot
 ///   (record_sweep) and the end of a solve whose sweeps alternate between two x arrays.
 /// For the same reason the reductions of this header's own kernels are CUB's: the
 /// lessons write theirs.
@@ -307,7 +307,7 @@ __device__ inline void load_x(const T* x, int c, T (&out)[kWidth]) {
 }
 
 /// Adds a * x to sum; with kKahan, compensated (Kahan): `carry` keeps the low-order part
-/// that the addition lost, and feeds it back into the next one. A helper for lesson 07's
+/// that the addition lost, and feeds it back into the next one. A helper for lesson 08's
 /// row sum, the one sum of the track with a Kahan variant.
 template <bool kKahan, class T>
 __device__ inline void add_product(T& sum, T& carry, T a, T x) {

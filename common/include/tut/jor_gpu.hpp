@@ -146,7 +146,7 @@ template <class T>
 using Variant = tut::Variant<Run<T>>;
 
 /// A lesson's variants, per element type. Most variants are in both lists under the same
-/// name; a variant of one type only (lesson 01's texture, lesson 07's storage types) is in
+/// name; a variant of one type only (lesson 01's texture, lesson 08's storage types) is in
 /// one.
 struct Variants {
     std::vector<Variant<float>> floats;

@@ -1,6 +1,6 @@
 /// @file jor_record.cuh
 /// @brief Lesson 04's block reduction into a sweep's slot (record_sweep) and the end of a
-/// solve whose sweeps alternate between two x arrays, for lessons 05-07. Lesson 04's
+/// solve whose sweeps alternate between two x arrays, for lessons 05-08. Lesson 04's
 /// exercise is that reduction, so it does not include this header.
 #pragma once
 
@@ -40,7 +40,7 @@ __device__ inline void record_sweep(double dx, double x, SweepSlot* slot) {
 }
 
 /// The end of a solve whose sweeps alternate between x and x_work (sweep 0 reads x and
-/// writes x_work) and record one SweepSlot each (lessons 05-07): reads the last sweep's
+/// writes x_work) and record one SweepSlot each (lessons 05-08): reads the last sweep's
 /// slot and leaves the result in x. `iterations` is the sweeps the device counted; a count
 /// outside 1 ... max_iterations means the solve never said, and it is reported as not
 /// converged with 0 iterations, reading nothing. Converged means the last slot passes the

@@ -1,7 +1,7 @@
 /// @file jor_rows.cuh
 /// @brief Lesson 02's row sums as a device function (warp_offdiag_sums) and lesson 04's
-/// sweep of rows (sweep_rows), for the fused lessons 04-06. Lesson 02's exercise is that
-/// row sum, so it does not include this header; lesson 07's row sum, with A in a storage
+/// sweep of rows (sweep_rows), for the fused lessons 04-07. Lesson 02's exercise is that
+/// row sum, so it does not include this header; lesson 08's row sum, with A in a storage
 /// type of its own, is that lesson's exercise, and it does not include this header either.
 #pragma once
 
@@ -11,7 +11,7 @@
 
 namespace tut::jor {
 
-/// The fused lessons' sweep (04-06) keeps kSweepLoads steps of A in flight per lane, lesson
+/// The fused lessons' sweep (04-07) keeps kSweepLoads steps of A in flight per lane, lesson
 /// 02's finding; a kernel that calls warp_offdiag_sums or sweep_rows with it is compiled
 /// for sweep_blocks_per_sm(its threads) blocks.
 inline constexpr int kSweepLoads = 2;
@@ -27,7 +27,7 @@ constexpr int sweep_blocks_per_sm(int threads) { return blocks_per_sm_for_loads(
 /// before any is used (4 registers per 16-byte load; a caller with kLoads > 1 gives its
 /// kernel fewer blocks per SM and more registers).
 ///
-/// Two choices for lesson 06's variants: kStreamA = false loads A with the default cache
+/// Two choices for lesson 07's L2 policies: kStreamA = false loads A with the default cache
 /// policy instead of evict-first, so that A may stay in L2; `backwards` walks the row from
 /// its end (the lanes still read 512 contiguous bytes per step), so that a sweep can start
 /// where the previous one ended.

@@ -1,5 +1,5 @@
 /// @file jor_slot.cuh
-/// @brief Lesson 04's convergence values on the device, for lessons 04-07: a sweep's
+/// @brief Lesson 04's convergence values on the device, for lessons 04-08: a sweep's
 /// SweepSlot, read on the host or the device, and warp_max, the maximum over a warp.
 ///
 /// Lesson 04 adds a block's values into the slot (its exercise); the later lessons take

@@ -33,9 +33,14 @@ constexpr int kThreads = 256;  // threads per block of the update: one row each
 
 // y = A x for row-major A (n x n), through column-major cuBLAS, without a copy of A.
 void gemv(cublasHandle_t handle, int n, const float* A, const float* x, float* y) {
-    // TODO(exercise): y = A x with cublasSgemv, for the row-major n x n matrix A.
-    //   cuBLAS reads matrices column by column: what does it see in A's memory, and which
-    //   operation and leading dimension make it compute A x? Check every call (TUT_CUBLAS).
+    // TODO(exercise): y = A x with cublasSgemv, reading A's memory as it is.
+    //   cuBLAS is column-major: handed the memory of a row-major n x n matrix, which matrix
+    //   does it see, with which leading dimension? Which of gemv's operations then gives A x,
+    //   with each output a dot product along contiguous memory? A copy or a transpose of A
+    //   would double the memory and add a pass over A every sweep: none is needed. gemv
+    //   computes alpha op(A) x + beta y with alpha and beta passed by pointer (the handle's
+    //   default pointer mode reads them from host memory): what must they be here? Check the
+    //   call (TUT_CUBLAS). Until this is written the product is never computed.
     (void)handle, (void)n, (void)A, (void)x, (void)y;
 }
 void gemv(cublasHandle_t handle, int n, const double* A, const double* x, double* y) {
@@ -47,11 +52,12 @@ void gemv(cublasHandle_t handle, int n, const double* A, const double* x, double
 template <class T>
 __global__ void update_from_product(const T* __restrict__ y, const T* __restrict__ diagonal, const T* __restrict__ b,
                                     const T* __restrict__ x_old, T* __restrict__ x_new, int n, T alpha) {
-    const int j = blockIdx.x * blockDim.x + threadIdx.x;
-    // TODO(exercise), continued: x_new_j from the full product y = A x, diagonal included.
-    //   JOR's update is x_new_j = (1 - a) x_j + a / A_jj (b_j - sum over k != j of A_jk x_k);
-    //   write it with y_j instead of the off-diagonal sum (the same map, exactly).
-    (void)j, (void)y, (void)diagonal, (void)b, (void)x_old, (void)x_new, (void)n, (void)alpha;
+    // TODO(exercise), continued: one thread per row j, x_new_j from y_j = (A x_old)_j.
+    //   JOR's update is x_new_j = (1 - a) x_j + a / A_jj (b_j - sum over k != j of A_jk x_k),
+    //   and gemv gives the whole row's sum, A_jj x_j included. Rewrite the update so that it
+    //   needs only y_j (no second pass over A, no subtraction of A_jj x_j after the fact): in
+    //   exact arithmetic the same map. The grid is rounded up to whole blocks.
+    (void)y, (void)diagonal, (void)b, (void)x_old, (void)x_new, (void)n, (void)alpha;
 }
 
 template <class T>
@@ -66,11 +72,16 @@ class CublasSolver : public tut::jor::Solver<T> {
     tut::jor::SolveResult solve(T* x) override {
         const int n = sys_.n;
         return tut::jor::solve_sweep_by_sweep(
-            n, opt_, x, x_work_.get(), stats_.get(), [&](const T* x_old) { gemv(handle_, n, sys_.A.get(), x_old, y_.get()); },
+            n, opt_, x, x_work_.get(), stats_.get(),
+            [&](const T* x_old) {
+                // TODO(exercise), continued: the sweep's product, y_ = A x_old.
+                (void)x_old;
+            },
             [&](const T* x_old, T* x_new) {
-                update_from_product<T><<<(n + kThreads - 1) / kThreads, kThreads>>>(
-                    y_.get(), sys_.diagonal.get(), sys_.b.get(), x_old, x_new, n, T(opt_.alpha));
-                TUT_LAUNCH("update_from_product");
+                // TODO(exercise), continued: the sweep's update, x_new from y_, one thread per
+                //   row (kThreads per block), on the default stream, the launch checked
+                //   (TUT_LAUNCH).
+                (void)x_old, (void)x_new, (void)kThreads;
             });
     }
 

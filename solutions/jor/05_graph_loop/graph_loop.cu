@@ -15,8 +15,9 @@
 // Kernels and variants:
 //   counted_sweep   lesson 04's sweep, its iteration number and buffers read from LoopState
 //   decide          after each sweep: converged, or at the limit? ends the WHILE loop
-//                   (the exercise: decide)
+//                   (the exercise, with build_graph)
 //   GraphSolver     builds [ WHILE { counted_sweep, decide } ] once per x; one launch per solve
+//                   (the exercise: build_graph)
 //   variants "while graph" (CUDA 12.4+ driver), "check every k" (--check-every, default 4)
 // Shared: sweep_rows (tut/jor_rows.cuh), record_sweep, SweepSlot and the end of the solve
 // (tut/jor_record.cuh), the generator (tut/jor_device.cuh).

@@ -6,9 +6,10 @@
 // can separate the sweeps inside one kernel: after it, every block reads the same slot and
 // takes the same decision, stop or go on. Only the final state is copied back. The grid is
 // no larger than the rows need (a warp per row), so at small N a barrier spans a few
-// blocks. And a kernel that owns all the sweeps can plan its use of L2 across them: an
-// access-policy window keeps (a share of) A there between sweeps, or every other sweep
-// walks the rows backwards, so that it starts on the columns its predecessor read last.
+// blocks. That pays where a sweep is short (small N). Where a sweep is the read of A
+// (large N), one kernel reads A no faster than lesson 05's graph: the gain there is a few
+// percent. What it sets up is a kernel that owns every sweep: lesson 07 plans its use of
+// L2 across them.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/jor/06_persistent/persistent.cu -o persistent
@@ -19,11 +20,8 @@
 //                       barrier, then every block's decision from the slot
 //                       (the exercise: the part after the barrier)
 //   PersistentSolver    grid size from the occupancy; one cooperative launch per solve
-//                       (tut/cooperative.hpp: the grid, the launch, the L2 window)
-//   variants "persistent" (A with the evict-first hint), "persistent + L2 window" (an access-
-//   policy window over A: all of it when it fits the persisting carve-out, a share otherwise),
-//   "persistent, alternating direction" (odd sweeps walk the rows backwards, starting on what
-//   the previous sweep left in L2)
+//                       (tut/cooperative.hpp: the grid, the launch)
+//   variant "persistent" (A read with the evict-first hint, as in lessons 02 to 05)
 // Shared: sweep_rows (tut/jor_rows.cuh), record_sweep, SweepSlot and the end of the solve
 // (tut/jor_record.cuh), the generator (tut/jor_device.cuh).
 // The harness below the divider: Options, Report and Problem (tut/jor_gpu.hpp).
@@ -60,22 +58,14 @@ struct Args {
     int* iterations;             // written once, by thread 0 of the grid
 };
 
-// How the sweeps read A: with the evict-first hint (stream), with the default policy under
-// an L2 access-policy window (window), or with the default policy and every other sweep
-// walking the rows backwards (alternate): a sweep then starts on the columns the previous
-// one read last, which are still in L2.
-enum class Policy { stream, window, alternate };
-
-template <class T, Policy kPolicy>
+template <class T>
 __global__ void __launch_bounds__(kThreads, tut::jor::sweep_blocks_per_sm(kThreads)) persistent_jor(Args<T> a) {
     coop::grid_group grid = coop::this_grid();
     for (int it = 0; it < a.max_iterations; ++it) {
         const T* x_old = it % 2 ? a.x1 : a.x0;
         T* x_new = it % 2 ? a.x0 : a.x1;
         double dx = 0.0, x_abs = 0.0;
-        const bool backwards = kPolicy == Policy::alternate && it % 2 == 1;
-        tut::jor::sweep_rows<T, kPolicy == Policy::stream>(a.A, a.diagonal, a.b, x_old, x_new, a.n, a.alpha, dx,
-                                                           x_abs, backwards);
+        tut::jor::sweep_rows<T>(a.A, a.diagonal, a.b, x_old, x_new, a.n, a.alpha, dx, x_abs);
         tut::jor::record_sweep(dx, x_abs, a.slots + it);
         grid.sync();  // every block's rows and atomics of sweep it are done and visible
         // Every thread reads the finished slot from L2 (__ldcg: not a stale L1 line) and so
@@ -91,17 +81,14 @@ __global__ void __launch_bounds__(kThreads, tut::jor::sweep_blocks_per_sm(kThrea
     }
 }
 
-template <class T, Policy kPolicy>
+template <class T>
 class PersistentSolver : public tut::jor::Solver<T> {
   public:
     PersistentSolver(const tut::jor::DeviceSystem<T>& sys, const tut::jor::SolveOptions& opt)
         : sys_(sys), opt_(opt), x_work_(static_cast<size_t>(sys.n)), slots_(static_cast<size_t>(opt.max_iterations)),
           iterations_(1) {
         const int needed = (sys.n + kThreads / 32 - 1) / (kThreads / 32);  // a warp per row
-        blocks_ = tut::cooperative_grid(persistent_jor<T, kPolicy>, kThreads, needed);
-        // A window over A (its first bytes, up to the largest window), the share of it that
-        // the persisting carve-out can hold marked persisting: all of A when it fits.
-        if (kPolicy == Policy::window) window_.set(sys_.A.get(), sys_.A.bytes());
+        blocks_ = tut::cooperative_grid(persistent_jor<T>, kThreads, needed);
     }
 
     tut::jor::SolveResult solve(T* x) override {
@@ -111,7 +98,7 @@ class PersistentSolver : public tut::jor::Solver<T> {
         TUT_CUDA(cudaMemsetAsync(iterations_.get(), 0, sizeof(int)));
         Args<T> a{sys_.A.get(), sys_.diagonal.get(), sys_.b.get(), x, x_work_.get(), n, T(opt_.alpha),
                   opt_.tolerance, opt_.max_iterations, slots_.get(), iterations_.get()};
-        tut::launch_cooperative(persistent_jor<T, kPolicy>, blocks_, kThreads, 0, window_.window(), a);
+        tut::launch_cooperative(persistent_jor<T>, blocks_, kThreads, 0, cudaAccessPolicyWindow{}, a);
         int iterations = 0;
         TUT_CUDA(cudaMemcpy(&iterations, iterations_.get(), sizeof(int), cudaMemcpyDeviceToHost));
         return tut::jor::finish_alternating_solve(iterations, opt_.max_iterations, opt_.tolerance, slots_.get(), x,
@@ -127,15 +114,14 @@ class PersistentSolver : public tut::jor::Solver<T> {
     tut::DeviceBuffer<tut::jor::SweepSlot> slots_;
     tut::DeviceBuffer<int> iterations_;
     int blocks_ = 1;
-    tut::PersistingL2Window window_;
 };
 
-template <class T, Policy kPolicy>
+template <class T>
 std::unique_ptr<tut::jor::Solver<T>> make_persistent(const tut::jor::DeviceSystem<T>& sys,
                                                      const tut::jor::SolveOptions& opt) {
     tut::jor::require_options(opt);
     tut::refuse_without_cooperative_launch();
-    return std::make_unique<PersistentSolver<T, kPolicy>>(sys, opt);
+    return std::make_unique<PersistentSolver<T>>(sys, opt);
 }
 
 }  // namespace
@@ -145,12 +131,8 @@ std::unique_ptr<tut::jor::Solver<T>> make_persistent(const tut::jor::DeviceSyste
 namespace lesson {
 tut::jor::Variants variants() {
     tut::jor::Variants v;
-    v.floats = {{"persistent", make_persistent<float, Policy::stream>},
-                {"persistent + L2 window", make_persistent<float, Policy::window>},
-                {"persistent, alternating direction", make_persistent<float, Policy::alternate>}};
-    v.doubles = {{"persistent", make_persistent<double, Policy::stream>},
-                 {"persistent + L2 window", make_persistent<double, Policy::window>},
-                 {"persistent, alternating direction", make_persistent<double, Policy::alternate>}};
+    v.floats = {{"persistent", make_persistent<float>}};
+    v.doubles = {{"persistent", make_persistent<double>}};
     return v;
 }
 }  // namespace lesson

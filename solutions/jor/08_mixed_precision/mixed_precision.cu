@@ -1,6 +1,6 @@
-// jor/07_mixed_precision: precision: float A with double sums, against float and double.
-// Starts from: lesson 06's persistent loop (without its L2 policies). Adds: A stored in a
-// type of its own. A sweep's time is the bytes of A; its accuracy is the arithmetic. Here
+// jor/08_mixed_precision: precision: float A with double sums, against float and double.
+// Starts from: lesson 06's persistent loop (not lesson 07's L2 policies). Adds: A stored
+// in a type of its own. A sweep's time is the bytes of A; its accuracy is the arithmetic. Here
 // A is stored in S and everything else (x, b, the diagonal, the sums) in T: float/float
 // and double/double as before, and the mixed variant, float A with double sums, x, b and
 // diagonal, which reads the bytes of float at the accuracy of double here (the generated
@@ -10,7 +10,7 @@
 // and the rounding of the sum can and cannot change.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
-//   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/jor/07_mixed_precision/mixed_precision.cu -o mixed_precision
+//   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/jor/08_mixed_precision/mixed_precision.cu -o mixed_precision
 // Run:  ./mixed_precision          (--help for options; --sizes 8192 for one size)
 //
 // Kernels and variants:
@@ -61,25 +61,34 @@ struct Args {
 };
 
 // The off-diagonal sum of row `row` by one warp, every lane returning it: A's entries read
-// as S, x read as T, every product and every addition done in T; with kKahan each lane's
-// running sum compensated.
+// as S, 16 bytes at a time (4 floats or 2 doubles), x read as T, and every product and
+// every addition done in T. With kKahan each lane's running sum is compensated
+// (tut::jor::add_product). Rows that do not start on a 16-byte boundary (N not a multiple
+// of the vector width) take the scalar loop.
 template <class S, class T, bool kKahan>
 __device__ T row_sum(const S* __restrict__ A, const T* x, int n, int row) {
-    // TODO(exercise): the row's sum over k != row of A(row, k) x_k, in T.
-    //   The point of the lesson is where the conversions go. Constraints: A is read as S,
-    //   and only as S (reading it as T would read double's bytes: the cost this lesson
-    //   removes), 16 bytes per lane and step (tut::jor::Vec16<S>: 4 floats or 2 doubles),
-    //   with the lanes on consecutive vectors and the streaming hint (__ldcs); x and the
-    //   sum stay in T: convert each entry of A to T before its product, never the product
-    //   or the sum to S. The diagonal is not in the sum (Vec16<S>::drop). When N is not a
-    //   multiple of the vector width, rows do not start on a 16-byte boundary: use a scalar
-    //   loop then. Hints: tut::jor::load_x<T, width>() reads x's matching elements as T;
-    //   tut::jor::add_product<kKahan>(sum, carry, a, x) adds one product, compensated when
-    //   kKahan (subtract the carry at the end); then add the 32 lanes' sums with shuffles
-    //   so that every lane returns the total. Until this is written every sum is 0 and no
-    //   solve converges to x*.
-    (void)A, (void)x, (void)n, (void)row;
-    return T(0);
+    using V = typename tut::jor::Vec16<S>::type;
+    constexpr int kWidth = tut::jor::Vec16<S>::width;
+    const int lane = threadIdx.x % 32;
+    const S* a_row = A + size_t(row) * size_t(n);
+    T sum = T(0), carry = T(0);
+    if (n % kWidth == 0) {
+        for (int c = lane; c < n / kWidth; c += 32) {
+            V v = __ldcs(reinterpret_cast<const V*>(a_row) + c);            // the bytes of S
+            if (c == row / kWidth) v = tut::jor::Vec16<S>::drop(v, row % kWidth);  // not the diagonal
+            T xc[kWidth];
+            tut::jor::load_x<T, kWidth>(x, c, xc);                          // x in T
+            const S* a = reinterpret_cast<const S*>(&v);
+#pragma unroll
+            for (int e = 0; e < kWidth; ++e) tut::jor::add_product<kKahan>(sum, carry, T(a[e]), xc[e]);  // in T
+        }
+    } else {
+        for (int k = lane; k < n; k += 32)
+            if (k != row) tut::jor::add_product<kKahan>(sum, carry, T(__ldcs(a_row + k)), x[k]);
+    }
+    if constexpr (kKahan) sum -= carry;
+    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    return sum;
 }
 
 template <class S, class T, bool kKahan>
@@ -191,7 +200,7 @@ tut::jor::Variants variants() {
 }  // namespace lesson
 
 int main(int argc, char** argv) {
-    const tut::LessonInfo lesson{"jor", "07_mixed_precision",
+    const tut::LessonInfo lesson{"jor", "08_mixed_precision",
                                  "precision: float A with double sums, against float and double"};
     const tut::jor::Variants variants = lesson::variants();
     tut::jor::Options options(lesson);  // --sizes, --matrices, --type, --tol, --alpha, --max-iter, --share, ...

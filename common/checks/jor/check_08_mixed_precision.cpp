@@ -1,4 +1,4 @@
-// Checks for jor/07_mixed_precision: precision (the TODO: row_sum, a warp's row sum with A read as S and the
+// Checks for jor/08_mixed_precision: precision (the TODO: row_sum, a warp's row sum with A read as S and the
 // products and sums in T).
 // Shared by the exercise (lessons/) and the solution (solutions/); see jor_checks.hpp.
 #include "jor_checks.hpp"
@@ -14,13 +14,13 @@ const std::vector<Required> kRequired{{"float", Types::float_only},
                                       {"double", Types::double_only}};
 }  // namespace
 
-TEST_CASE("jor/07_mixed_precision: solves N = 1 ... 8192 in float and double within the error bound, in the CPU's "
+TEST_CASE("jor/08_mixed_precision: solves N = 1 ... 8192 in float and double within the error bound, in the CPU's "
           "iterations",
           "[exercise]") {
     check_all_solve(kRequired);
 }
 
-TEST_CASE("jor/07_mixed_precision: reports a diverging system as not converged at the iteration limit", "[exercise]") {
+TEST_CASE("jor/08_mixed_precision: reports a diverging system as not converged at the iteration limit", "[exercise]") {
     check_all_diverge(kRequired);
 }
 
@@ -30,14 +30,14 @@ TEST_CASE("jor/07_mixed_precision: reports a diverging system as not converged a
 // float would pass there. At tol 1e-12 the bound is about 5e-12 (tolerance and the
 // double rounding of N - 1 products): double sums meet it (about 1e-15 off), float sums
 // miss it by three orders or never meet the stopping rule.
-TEST_CASE("jor/07_mixed_precision: the mixed variant reaches double's accuracy (tol 1e-12, within the double error "
+TEST_CASE("jor/08_mixed_precision: the mixed variant reaches double's accuracy (tol 1e-12, within the double error "
           "bound), as the double variant does",
           "[exercise]") {
     for (const char* name : {"mixed", "double"})
         check_solves<double>(Required{name, Types::double_only}, {2, 3, 127, 1000}, 1e-12);
 }
 
-TEST_CASE("jor/07_mixed_precision: refuses bad options, bad systems and sizes beyond device memory", "[baseline]") {
+TEST_CASE("jor/08_mixed_precision: refuses bad options, bad systems and sizes beyond device memory", "[baseline]") {
     check_all_refuse(kRequired);
 }
 
@@ -46,7 +46,7 @@ TEST_CASE("jor/07_mixed_precision: refuses bad options, bad systems and sizes be
 // GPU's threshold (perf_gate.hpp; common/checks/thresholds/).
 namespace {
 constexpr const char* kSpeedCase =
-    "jor/07_mixed_precision: speed: 'mixed' per sweep at N = 8192 as a multiple of 'double', against this GPU's "
+    "jor/08_mixed_precision: speed: 'mixed' per sweep at N = 8192 as a multiple of 'double', against this GPU's "
     "gate";
 
 // Median microseconds per iteration of `v`'s solves of matrix 0 of size n (host clock), and the
