@@ -75,7 +75,7 @@ Writes, under --out:
   results.json   Gradescope's results format (score, tests with score, max_score, ...)
   logs/          build and run output per lesson, and the parallel build's log
 Without a GPU the checks report "skipped" (exit 77), and so do the checks of a lesson
-built for one GPU architecture on any other (sgemm/16_wgmma needs compute capability 9.0)
+built for one GPU architecture on any other (sgemm/17_wgmma needs compute capability 9.0)
 and those of a lesson that needs more GPUs than the machine has (the multigpu track's:
 its manifest entries name the GPUs and the launcher, common/checks/multigpu/mpi_launch.py,
 which starts the checks under mpirun, one process per GPU): such lessons score 0, marked

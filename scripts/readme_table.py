@@ -36,6 +36,8 @@ DASH = "\u2014"  # a lesson this GPU has no record of
 # "note" goes beside the lesson's name when the row is not at the track's usual size, and
 # "caption" under the track's heading. A lesson whose records do not match keeps its fastest.
 TEACHING = {
+    # Lesson 13 is about cp.async; its fastest record is lesson 12's register staging, kept beside it.
+    ("sgemm", "13_cp_async"): {"variant": "cp.async 3 stages"},
     ("reduction", "09_vectorized"): {"variant": "double2"},
     ("cg", "07_graph_while"): {"variant": "graph while"},
     ("cg", "09_streaming"): {

@@ -12,6 +12,7 @@ import unittest
 from contextlib import redirect_stderr, redirect_stdout
 
 import lesson_tables
+import results_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTDATA = os.path.join(HERE, "testdata")
@@ -261,6 +262,34 @@ class LessonTablesTest(unittest.TestCase):
         rc, message = self.run_main()
         self.assertEqual(rc, 0)
         self.assertIn("has tables for 05_shared_tiling, whose README has no measured block", message)
+
+
+class RenumberedLessonsTest(unittest.TestCase):
+    """Results measured before a renumbering: records of a renamed lesson are read under its new
+    name, those of a lesson that no longer exists are left out, and a lesson without records
+    says so."""
+
+    def setUp(self):
+        self.saved = dict(results_json.RENUMBERED)
+        results_json.RENUMBERED.clear()
+        results_json.RENUMBERED.update({("t", "02_old"): "03_old", ("t", "05_gone"): None})
+
+    def tearDown(self):
+        results_json.RENUMBERED.clear()
+        results_json.RENUMBERED.update(self.saved)
+
+    def test_stale_names(self):
+        recs = [{"track": "t", "lesson": "02_old", "variant": "v", "size": "1", "value": 1.0},
+                {"track": "t", "lesson": "05_gone", "variant": "v", "size": "1", "value": 2.0},
+                {"track": "other", "lesson": "02_old", "variant": "v", "size": "1", "value": 3.0}]
+        tracks = results_json.by_track(recs)
+        self.assertEqual(list(tracks["t"]), ["03_old"])
+        self.assertEqual(list(tracks["other"]), ["02_old"])
+        results = {"gpu": "G", "records": recs}
+        self.assertEqual(list(lesson_tables.lesson_records(results, "t", "03_old")), [("v", "1")])
+        self.assertEqual(lesson_tables.lesson_records(results, "t", "05_gone"), {})
+        self.assertEqual(lesson_tables.measured_lines("t", "04_new", [results], ["G"], []),
+                         ["No tour record of this lesson yet."])
 
 
 if __name__ == "__main__":

@@ -73,7 +73,7 @@ class WriteThresholds(unittest.TestCase):
             reports.append(report("sgemm/11_double_buffering", 0.83 - 0.001 * (i % 4),
                                   previous_from="sgemm/10_warp_tiling"))
             reports.append(report("sgemm/06_granularity", 0.225, previous_measured=0.16))
-            reports.append(report("sgemm/13_tuning", 0.92, previous_measured=0.90))
+            reports.append(report("sgemm/14_tuning", 0.92, previous_measured=0.90))
             reports.append(report("cg/10_one_round", 1.59, measure="x the grid-barrier variant's speed per iteration",
                                   size="default problem", previous_measured=1.0, spread_floor=0.05))
         reports.append(dict(report("sgemm/11_double_buffering", 0.1), gpu="Another GPU"))  # not this GPU's
@@ -88,15 +88,15 @@ class WriteThresholds(unittest.TestCase):
         self.assertIn("sgemm/10_warp_tiling", e11["previous_source"])
         self.assertGreater(e11["threshold"], e11["previous"])
         self.assertLess(e11["threshold"], e11["solution_min"])
-        self.assertIsNone(lessons["sgemm/13_tuning"]["threshold"])
-        self.assertTrue(lessons["sgemm/13_tuning"]["reason"])
+        self.assertIsNone(lessons["sgemm/14_tuning"]["threshold"])
+        self.assertTrue(lessons["sgemm/14_tuning"]["reason"])
         # no previous approach for lesson 10 (lesson 09 was not run): a note, and a gate below it
         self.assertIn("note", lessons["sgemm/10_warp_tiling"])
         self.assertAlmostEqual(lessons["cg/10_one_round"]["threshold"], round((1.59 * 1.0) ** 0.5, 2), places=2)
         self.assertTrue(data["source"].startswith("calibration "))
         # the track order: sgemm before cg
         keys = list(lessons)
-        self.assertLess(keys.index("sgemm/13_tuning"), keys.index("cg/10_one_round"))
+        self.assertLess(keys.index("sgemm/14_tuning"), keys.index("cg/10_one_round"))
 
     def test_gates_without_reports_are_kept_and_the_previous_approach_is_remembered(self):
         perf_gates.write_thresholds([report("sgemm/06_granularity", 0.225, previous_measured=0.16),
@@ -118,7 +118,7 @@ class WriteThresholds(unittest.TestCase):
             json.dump({"gpu": GPU, "lessons": {
                 "sgemm/11_double_buffering": {"measure": "m", "size": "s", "solution": 0.8, "previous": 0.6,
                                               "threshold": 0.85, "source": "x"},
-                "sgemm/12_cp_async": {"measure": "m", "size": "s", "threshold": None, "source": "x"},
+                "sgemm/13_cp_async": {"measure": "m", "size": "s", "threshold": None, "source": "x"},
                 "not a lesson": {"measure": "m", "size": "s", "threshold": 0.5, "source": "x"}}}, f)
         problems = "\n".join(perf_gates.check_file(self.out))
         self.assertIn("not below the solution", problems)
@@ -131,7 +131,7 @@ class Summary(unittest.TestCase):
         reports = [dict(report("sgemm/11_double_buffering", 0.80 + 0.01 * i), status="pass", threshold=0.715)
                    for i in range(3)]
         reports.append(dict(report("sgemm/11_double_buffering", 0.62), status="fail", threshold=0.715))
-        reports.append(dict(report("sgemm/13_tuning", 0.92), status="unscored"))
+        reports.append(dict(report("sgemm/14_tuning", 0.92), status="unscored"))
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "perf.jsonl")
             with open(path, "w") as f:

@@ -277,15 +277,15 @@ class ReadmeTableTest(unittest.TestCase):
             self.assertFalse(any(r is not None and readme_table.matches(r, spec) for r in rows[0].records))
 
     def test_a_change_of_yardstick_has_a_column(self):
-        rows = [record("sgemm", "13_tuning", "128x256x16", 47000.0),
-                record("sgemm", "14_wmma", "wmma", 70000.0, library="cublasSgemm TF32 (tensor cores)",
+        rows = [record("sgemm", "14_tuning", "128x256x16", 47000.0),
+                record("sgemm", "15_wmma", "wmma", 70000.0, library="cublasSgemm TF32 (tensor cores)",
                        library_value=372000.0, peak="TF32 tensor-core peak from clocks", peak_value=535000.0)]
         lines = readme_table.track_table("sgemm", [results(rows)], ["H200"])
         self.assertIn("| lesson | variant | size | yardstick | H200 GFLOP/s | H200 % of cuBLAS | H200 % of peak |",
                       lines)
-        self.assertIn("| 13_tuning | 128x256x16 | 4096 | cublasSgemm FP32 | 47,000 | 94.0% | 70.3% |", lines)
-        self.assertIn("| 14_wmma | wmma | 4096 | cublasSgemm TF32 | 70,000 | 18.8% | 13.1% |", lines)
-        self.assertIn("(14_wmma: cublasSgemm TF32 (tensor cores))", lines[0])
+        self.assertIn("| 14_tuning | 128x256x16 | 4096 | cublasSgemm FP32 | 47,000 | 94.0% | 70.3% |", lines)
+        self.assertIn("| 15_wmma | wmma | 4096 | cublasSgemm TF32 | 70,000 | 18.8% | 13.1% |", lines)
+        self.assertIn("(15_wmma: cublasSgemm TF32 (tensor cores))", lines[0])
 
     def test_yardstick_names(self):
         name = readme_table.yardstick_name

@@ -23,13 +23,13 @@ def rec(lesson, variant, value, track="sgemm"):
 
 class Resources(unittest.TestCase):
     def test_kernels_with_an_occupancy_are_listed_and_sweeps_left_out(self):
-        shaped = dict(rec("13_tuning", "128x256x16", 40), extra={"registers": 247, "shared_bytes": 49664.0,
+        shaped = dict(rec("14_tuning", "128x256x16", 40), extra={"registers": 247, "shared_bytes": 49664.0,
                                                                    "occupancy": 0.125})
-        sweep = dict(rec("13_tuning", "128x256x16", 41), size="8192",
+        sweep = dict(rec("14_tuning", "128x256x16", 41), size="8192",
                      extra={"registers": 247, "shared_bytes": 49664.0, "occupancy": 0.125, "sweep": True})
         library = dict(rec("08_cublas", "fp32", 50), extra={"registers": -1, "shared_bytes": -1.0})
         rows = tour.resources_table([library, shaped, sweep])
-        self.assertEqual(rows, [["13_tuning", "128x256x16", "4096", "247", "49,664", "12.5%"]])
+        self.assertEqual(rows, [["14_tuning", "128x256x16", "4096", "247", "49,664", "12.5%"]])
 
     def test_unknown_resources_show_a_dash(self):
         r = dict(rec("09_x", "v", 1), extra={"registers": -1, "shared_bytes": -1.0, "occupancy": -1.0})

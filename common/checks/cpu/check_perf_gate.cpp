@@ -25,7 +25,7 @@ struct Folder {
   "lessons": {
     "sgemm/11_double_buffering": {"measure": "% of cuBLAS FP32", "size": "N = 4096", "solution": 0.825,
                                   "previous": 0.62, "threshold": 0.715, "source": "tour 2026-11-26", "reason": ""},
-    "sgemm/13_tuning": {"measure": "% of cuBLAS FP32", "size": "N = 4096", "solution": 0.92, "previous": 0.9,
+    "sgemm/14_tuning": {"measure": "% of cuBLAS FP32", "size": "N = 4096", "solution": 0.92, "previous": 0.9,
                         "threshold": null, "reason": "the gain is within the run-to-run spread"},
     "cg/10_one_round: speed": {"measure": "x the grid-barrier variant's speed per iteration", "size": "default problem",
                                "solution": 1.59, "previous": 1.0, "threshold": 1.26}
@@ -96,9 +96,9 @@ TEST_CASE("perf_gate: unscored without a file, an entry, a threshold or a matchi
     const auto no_file = perf_gate::evaluate("sgemm/11_double_buffering", "Other GPU", f.dir, sgemm11(0.1), false);
     CHECK(no_file.status == "unscored");
     CHECK(no_file.reason.find("--calibrate") != std::string::npos);
-    const auto no_entry = perf_gate::evaluate("sgemm/12_cp_async", "Test GPU 80GB", f.dir, sgemm11(0.1), false);
+    const auto no_entry = perf_gate::evaluate("sgemm/13_cp_async", "Test GPU 80GB", f.dir, sgemm11(0.1), false);
     CHECK(no_entry.status == "unscored");
-    const auto no_threshold = perf_gate::evaluate("sgemm/13_tuning", "Test GPU 80GB", f.dir, sgemm11(0.1), false);
+    const auto no_threshold = perf_gate::evaluate("sgemm/14_tuning", "Test GPU 80GB", f.dir, sgemm11(0.1), false);
     CHECK(no_threshold.status == "unscored");
     CHECK(no_threshold.reason == "the gain is within the run-to-run spread");
     perf_gate::Measurement other = sgemm11(0.1);

@@ -65,7 +65,7 @@ TEST_CASE("sgemm: a variant that needs more shared memory per block than the GPU
 }
 
 TEST_CASE("sgemm: the checks skip a lesson unless the GPU runs every variant they name, and say why", "[sgemm]") {
-    // Lesson 15's variants: both need sm_80, 4 stages 192 KB of shared memory per block.
+    // Lesson 16's variants: both need sm_80, 4 stages 192 KB of shared memory per block.
     std::vector<sg::Variant> variants;
     for (int stages : {2, 4})
         variants.push_back({"mma.sync " + std::to_string(stages) + " stages", fake_run,

@@ -27,8 +27,8 @@ tut_lesson(sgemm 07_volkov_ilp volkov_ilp.cu LIBS CUDA::cublas SMOKE_ARGS ${sgem
            SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck racecheck)
 tut_lesson(sgemm 08_cublas cublas.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
            SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck)
-# Lessons 09-13 go beyond the slides: register blocking, warp tiling, double buffering,
-# cp.async and a 128 x 256 tile, tuning. Their sanitize sizes overhang every block tile
+# Lessons 09-14 go beyond the slides: register blocking, warp tiling, double buffering,
+# a 128 x 256 tile, cp.async on it, tuning. Their sanitize sizes overhang every block tile
 # (64 to 256) and are not multiples of 4 (the element-by-element edge path) or are (37, 100).
 tut_lesson(sgemm 09_register_blocking register_blocking.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke}
            BAD_ARGS ${sgemm_bad} SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck racecheck)
@@ -36,30 +36,32 @@ tut_lesson(sgemm 10_warp_tiling warp_tiling.cu LIBS CUDA::cublas SMOKE_ARGS ${sg
            SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck racecheck)
 tut_lesson(sgemm 11_double_buffering double_buffering.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke}
            BAD_ARGS ${sgemm_bad} SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck racecheck)
-tut_lesson(sgemm 12_cp_async cp_async.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
+tut_lesson(sgemm 12_large_tile large_tile.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
+           SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck racecheck)
+tut_lesson(sgemm 13_cp_async cp_async.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
            SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck racecheck)
 # The tour adds the size sweep of the chosen variant against cuBLAS (N = 1024 .. 8192).
-tut_lesson(sgemm 13_tuning tuning.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
+tut_lesson(sgemm 14_tuning tuning.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
            "--sweep nope" TOUR_ARGS --sweep SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck racecheck)
-# Lessons 14-18: TF32 tensor cores (WMMA, mma.sync, Hopper wgmma with TMA, then without the
+# Lessons 15-19: TF32 tensor cores (WMMA, mma.sync, Hopper wgmma with TMA, then without the
 # transpose pass, then scheduled by persistent blocks and clusters), measured against cuBLAS TF32.
-# Lessons 16-18 are compiled for sm_90a as well (HOPPER_FEATURES); on other GPUs the program and
+# Lessons 17-19 are compiled for sm_90a as well (HOPPER_FEATURES); on other GPUs the program and
 # its check executables exit 77 (skipped) and say why.
-tut_lesson(sgemm 14_wmma wmma.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
+tut_lesson(sgemm 15_wmma wmma.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
            SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck racecheck)
-tut_lesson(sgemm 15_mma_sync mma_sync.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
+tut_lesson(sgemm 16_mma_sync mma_sync.cu LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad}
            SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck racecheck)
-tut_lesson(sgemm 16_wgmma wgmma.cu HOPPER_FEATURES HANG_HINT ${sgemm_mbarrier_hang}
+tut_lesson(sgemm 17_wgmma wgmma.cu HOPPER_FEATURES HANG_HINT ${sgemm_mbarrier_hang}
            LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke}
            BAD_ARGS ${sgemm_bad} "--sweep nope" TOUR_ARGS --sweep SANITIZE_RUNS ${sgemm_sanitize}
            SANITIZE_TOOLS memcheck racecheck synccheck)
-tut_lesson(sgemm 17_operand_swap operand_swap.cu HOPPER_FEATURES HANG_HINT ${sgemm_mbarrier_hang}
+tut_lesson(sgemm 18_operand_swap operand_swap.cu HOPPER_FEATURES HANG_HINT ${sgemm_mbarrier_hang}
            LIBS CUDA::cublas SMOKE_ARGS ${sgemm_smoke}
            BAD_ARGS ${sgemm_bad} "--sweep nope" TOUR_ARGS --sweep SANITIZE_RUNS ${sgemm_sanitize}
            SANITIZE_TOOLS memcheck synccheck)
-# Lesson 18 runs at N = 8192 by default (its last wave is half full there); the sanitizer's small
+# Lesson 19 runs at N = 8192 by default (its last wave is half full there); the sanitizer's small
 # sizes have one tile, so they test the cluster pair, the padded and the TMA-store paths, not the split.
-tut_lesson(sgemm 18_persistent_cluster persistent_cluster.cu HOPPER_FEATURES HANG_HINT ${sgemm_mbarrier_hang}
+tut_lesson(sgemm 19_persistent_cluster persistent_cluster.cu HOPPER_FEATURES HANG_HINT ${sgemm_mbarrier_hang}
            LIBS CUDA::cublas
            SMOKE_ARGS ${sgemm_smoke} BAD_ARGS ${sgemm_bad} "--sweep nope" TOUR_ARGS --sweep
            SANITIZE_RUNS ${sgemm_sanitize} SANITIZE_TOOLS memcheck synccheck)

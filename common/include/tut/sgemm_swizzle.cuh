@@ -1,7 +1,7 @@
 /// @file sgemm_swizzle.cuh
-/// @brief Lesson 13's block swizzle, for the SGEMM lessons that come after it (14 and 15).
+/// @brief Lesson 14's block swizzle, for the SGEMM lessons that come after it (15 and 16).
 ///
-/// Lesson 13 derives this mapping, and its exercise asks for it, so lesson 13 does not
+/// Lesson 14 derives this mapping, and its exercise asks for it, so lesson 14 does not
 /// include this header: its `tuning.cu` has its own `swizzled_block`.
 #pragma once
 
@@ -9,7 +9,7 @@
 
 namespace tut::sgemm {
 
-/// The block of C this thread block computes, as (column block, row block), with lesson 13's
+/// The block of C this thread block computes, as (column block, row block), with lesson 14's
 /// block swizzle: bands of `group_rows` block rows handed out column by column, so the blocks
 /// that run together share panels of A and B in L2. 1 or less: the launch order unchanged.
 __device__ __forceinline__ int2 swizzled_block(int group_rows) {

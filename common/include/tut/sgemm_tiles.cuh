@@ -1,6 +1,6 @@
 /// @file sgemm_tiles.cuh
 /// @brief Device plumbing of the SGEMM lessons from 09 on: edge-safe 16-byte loads and
-/// stores of row-major matrices, and `cp.async` wrappers. (Lesson 13's block swizzle, for
+/// stores of row-major matrices, and `cp.async` wrappers. (Lesson 14's block swizzle, for
 /// the lessons after it, is in sgemm_swizzle.cuh.)
 ///
 /// Every lesson handles any N in 1..8192. Two things break at sizes that are not

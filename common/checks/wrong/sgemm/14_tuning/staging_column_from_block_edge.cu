@@ -1,0 +1,255 @@
+// wrong: sgemm/14_tuning: the staged write-back puts a lane's pieces at K::col(), counted from the block tile's edge, not the warp's
+// caught by: sgemm/14_tuning: matches the CPU reference at tiny sizes and sizes that are not multiples of the tile
+// kind: other
+// Warps with wc > 0 write past their staging rows, over the next rows and the next warp's area:
+// "128x256x16 swizzle 8 C staged" stores wrong values.
+// sgemm/14_tuning: finishing and tuning, to within a few percent of cuBLAS with plain FFMA.
+// Starts from: lesson 12's "tile=128x256" kernel (128 x 256 x 8 tile). Adds: the tile's
+// depth as a parameter (16 k per tile: half the barriers), a block swizzle (blocks that run
+// together share panels of A and B in L2), C written back through shared memory as an option,
+// and a sweep over these choices: each variant below is one point of it. `--sweep` then times
+// the chosen one against cuBLAS from N = 1024 to 8192.
+//
+// Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
+//   nvcc -O3 -std=c++17 -arch=native -Icommon/include lessons/sgemm/14_tuning/tuning.cu -lcublas -o tuning
+// Run:  ./tuning --n 4096 --sweep      (--help for options; --profile for one clean launch under ncu)
+//
+// Kernel and variants (256 threads; name = block tile M x N x K, swizzle group, C path):
+//   sgemm_tuned<...>   "128x256x8"                lesson 12's kernel
+//                      "128x256x16"               deeper tile
+//                      "128x256x16 swizzle 8"     + block swizzle (the sweep's pick)
+//                      "128x256x16 swizzle 16"
+//                      "128x256x16 swizzle 8 C staged"   + C through shared memory
+//                      "256x128x16 swizzle 8"     the transposed shape (16 x 8 per thread)
+//                      "128x128x8 swizzle 8"      lesson 11's shape, 2 blocks per SM
+//
+// C = A * B, N x N, row-major: element (i, j) lives at M[i * N + j].
+#include "tut/sgemm.hpp"
+#include "tut/sgemm_tiles.cuh"
+
+namespace {
+
+constexpr int kThreads = 256;  // 8 warps
+
+// The block of C this thread block computes, as (column block, row block). The hardware
+// starts blocks in blockIdx order, row by row: the ~130 blocks running at once span every
+// column of blocks and as many rows as that takes, so they share A's row panels in L2 but
+// together read all of B. Numbered instead in groups of `group_rows` block rows, walking
+// down a group's columns first, the blocks that run together cover a patch group_rows rows
+// tall and only as many columns as the wave needs: less of B per wave, when the grid is
+// wider than the wave is tall. 1: no swizzle.
+__device__ int2 swizzled_block(int group_rows) {
+    if (group_rows <= 1) return make_int2(blockIdx.x, blockIdx.y);
+    const int id = blockIdx.y * gridDim.x + blockIdx.x;          // launch order
+    const int group = id / (group_rows * gridDim.x);            // which band of block rows
+    const int first_row = group * group_rows;
+    const int rows = min(group_rows, gridDim.y - first_row);    // the last band may be shorter
+    const int in_group = id % (group_rows * gridDim.x);
+    return make_int2(in_group / rows, first_row + in_group % rows);  // down a column, then the next column
+}
+
+// One point of the sweep: block tile kBM x kBN x kTileK, warp tile kWM x kWN, kTM x kTN
+// outputs per thread (lesson 10's layout), swizzle group height, and the C path.
+template <int kBM_, int kBN_, int kTileK_, int kWM_, int kWN_, int kTM_, int kTN_, int kSwizzle_, bool kStageC_>
+struct Config {
+    static constexpr int kBM = kBM_, kBN = kBN_, kTileK = kTileK_, kWM = kWM_, kWN = kWN_, kTM = kTM_, kTN = kTN_;
+    static constexpr int kSwizzle = kSwizzle_;
+    static constexpr bool kStageC = kStageC_;
+    static constexpr int kLaneRows = kWM / kTM, kLaneCols = kWN / kTN;
+    static_assert(kLaneRows * kLaneCols == 32 && (kBM / kWM) * (kBN / kWN) * 32 == kThreads, "8 warps of 32 lanes");
+    static_assert(kBM % kWM == 0 && kBN % kWN == 0 && kWM % (4 * kLaneRows) == 0 && kWN % (4 * kLaneCols) == 0,
+                  "warp tiles cover the block tile; a lane's outputs are 4 x 4 sub-blocks");
+    static_assert(kTileK % 4 == 0 && kBN % 4 == 0, "a float4 of A stays within a row of the tile, one of B too");
+    static constexpr int kAStride = kBM + 4;  // transposed A rows, padded (lesson 11)
+    static constexpr int kStageFloats = kTileK * (kAStride + kBN);
+    static constexpr int kLoadsA = kBM * kTileK / 4 / kThreads, kLoadsB = kTileK * kBN / 4 / kThreads;
+    static_assert(kBM * kTileK % (4 * kThreads) == 0 && kTileK * kBN % (4 * kThreads) == 0,
+                  "each thread loads whole float4s of A's and B's tiles");
+    static constexpr int kCStride = kWN + 4;  // a warp's staging row for C
+    static_assert(kAStride % 4 == 0 && kStageFloats % 4 == 0 && kCStride % 4 == 0,
+                  "every row in shared memory starts on 16 bytes (float4 reads and writes)");
+    static constexpr size_t kSmemBytes =
+        sizeof(float) * (kStageC && 8 * kLaneRows * kCStride > 2 * kStageFloats ? 8 * kLaneRows * kCStride
+                                                                                 : 2 * kStageFloats);
+    // 128 accumulators need about 230 registers: one block per SM; 64 fit in 128, two blocks.
+    static constexpr int kMinBlocks = kTM * kTN > 64 ? 1 : 2;
+    __device__ static int row(int wr, int lr, int s) { return wr * kWM + s * 4 * kLaneRows + lr * 4; }
+    __device__ static int col(int wc, int lc, int t) { return wc * kWN + t * 4 * kLaneCols + lc * 4; }
+};
+
+// Lesson 12's register-staged pipeline, parameterised. Two stages of kStageFloats floats in
+// dynamic shared memory (kTileK = 16 needs 49 KB at 128 x 256: beyond the 48 KB of static).
+template <class K>
+__global__ void __launch_bounds__(kThreads, K::kMinBlocks) sgemm_tuned(int n, const float* __restrict__ A,
+                                                                       const float* __restrict__ B,
+                                                                       float* __restrict__ C) {
+    extern __shared__ __align__(16) float smem[];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int wr = warp / (K::kBN / K::kWN), wc = warp % (K::kBN / K::kWN);
+    const int lr = lane / K::kLaneCols, lc = lane % K::kLaneCols;
+    const int2 block = swizzled_block(K::kSwizzle);
+    const int i0 = block.y * K::kBM, j0 = block.x * K::kBN;
+
+    float4 ra[K::kLoadsA], rb[K::kLoadsB];
+    auto load_tile = [&](int k0) {
+#pragma unroll
+        for (int q = 0; q < K::kLoadsA; ++q) {
+            const int e = threadIdx.x + q * kThreads;
+            ra[q] = tut::sgemm::load4(A, n, i0 + e / (K::kTileK / 4), k0 + (e % (K::kTileK / 4)) * 4);
+        }
+#pragma unroll
+        for (int q = 0; q < K::kLoadsB; ++q) {
+            const int e = threadIdx.x + q * kThreads;
+            rb[q] = tut::sgemm::load4(B, n, k0 + e / (K::kBN / 4), j0 + (e % (K::kBN / 4)) * 4);
+        }
+    };
+    auto store_tile = [&](float* stage) {
+#pragma unroll
+        for (int q = 0; q < K::kLoadsA; ++q) {
+            const int e = threadIdx.x + q * kThreads, m = e / (K::kTileK / 4), k = (e % (K::kTileK / 4)) * 4;
+            stage[k * K::kAStride + m] = ra[q].x;
+            stage[(k + 1) * K::kAStride + m] = ra[q].y;
+            stage[(k + 2) * K::kAStride + m] = ra[q].z;
+            stage[(k + 3) * K::kAStride + m] = ra[q].w;
+        }
+#pragma unroll
+        for (int q = 0; q < K::kLoadsB; ++q) {
+            const int e = threadIdx.x + q * kThreads;
+            *reinterpret_cast<float4*>(
+                &stage[K::kTileK * K::kAStride + (e / (K::kBN / 4)) * K::kBN + (e % (K::kBN / 4)) * 4]) = rb[q];
+        }
+    };
+
+    float acc[K::kTM][K::kTN] = {};
+    float a[2][K::kTM], b[2][K::kTN];
+    auto load_fragments = [&](const float* stage, int slot, int k) {
+        const float* As = stage;
+        const float* Bs = stage + K::kTileK * K::kAStride;
+#pragma unroll
+        for (int s = 0; s < K::kTM / 4; ++s)
+            *reinterpret_cast<float4*>(&a[slot][4 * s]) =
+                *reinterpret_cast<const float4*>(&As[k * K::kAStride + K::row(wr, lr, s)]);
+#pragma unroll
+        for (int t = 0; t < K::kTN / 4; ++t)
+            *reinterpret_cast<float4*>(&b[slot][4 * t]) =
+                *reinterpret_cast<const float4*>(&Bs[k * K::kBN + K::col(wc, lc, t)]);
+    };
+
+    load_tile(0);
+    store_tile(smem);
+    __syncthreads();
+    int cur = 0;
+    for (int k0 = 0; k0 < n; k0 += K::kTileK) {
+        const bool more = k0 + K::kTileK < n;
+        if (more) load_tile(k0 + K::kTileK);
+        const float* stage = smem + cur * K::kStageFloats;
+        load_fragments(stage, 0, 0);
+#pragma unroll
+        for (int k = 0; k < K::kTileK; ++k) {
+            if (k + 1 < K::kTileK) load_fragments(stage, (k + 1) % 2, k + 1);
+#pragma unroll
+            for (int i = 0; i < K::kTM; ++i)
+#pragma unroll
+                for (int j = 0; j < K::kTN; ++j) acc[i][j] += a[k % 2][i] * b[k % 2][j];
+        }
+        if (more) store_tile(smem + (cur ^ 1) * K::kStageFloats);
+        __syncthreads();
+        cur ^= 1;
+    }
+
+    if (!K::kStageC) {
+#pragma unroll
+        for (int i = 0; i < K::kTM; ++i)
+#pragma unroll
+            for (int j = 0; j < K::kTN; j += 4)
+                tut::sgemm::store4(C, n, i0 + K::row(wr, lr, i / 4) + i % 4, j0 + K::col(wc, lc, j / 4),
+                                   make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]));
+        return;
+    }
+    // C through shared memory: one row per lane row at a time (kLaneRows rows of the warp tile,
+    // kWN wide) goes to the warp's own staging area, then the warp writes whole rows of kWN
+    // floats: 16-byte stores, 256 contiguous bytes per row instead of 64. The loop's last
+    // barrier has passed, so the pipeline's shared memory is free.
+    float* staging = smem + warp * K::kLaneRows * K::kCStride;
+#pragma unroll
+    for (int i = 0; i < K::kTM; ++i) {
+#pragma unroll
+        for (int t = 0; t < K::kTN / 4; ++t)
+            *reinterpret_cast<float4*>(&staging[lr * K::kCStride + K::col(wc, lc, t)]) =
+                make_float4(acc[i][4 * t], acc[i][4 * t + 1], acc[i][4 * t + 2], acc[i][4 * t + 3]);
+        __syncwarp();
+#pragma unroll
+        for (int e = lane; e < K::kLaneRows * K::kWN / 4; e += 32) {
+            const int r = e / (K::kWN / 4), c = (e % (K::kWN / 4)) * 4;  // staging row r is lane row r's row
+            tut::sgemm::store4(C, n, i0 + K::row(wr, r, i / 4) + i % 4, j0 + wc * K::kWN + c,
+                               *reinterpret_cast<const float4*>(&staging[r * K::kCStride + c]));
+        }
+        __syncwarp();  // everyone has read the staging rows before the next i overwrites them
+    }
+}
+
+template <class K>
+void run_tuned(int n, const float* A, const float* B, float* C) {
+    tut::sgemm::require_size(n);
+    tut::allow_dynamic_shared_memory(sgemm_tuned<K>, K::kSmemBytes);  // above 48 KB a kernel must ask
+    const dim3 grid((n + K::kBN - 1) / K::kBN, (n + K::kBM - 1) / K::kBM);
+    sgemm_tuned<K><<<grid, kThreads, K::kSmemBytes>>>(n, A, B, C);
+    TUT_LAUNCH("sgemm_tuned");
+}
+
+//                 tile M   N    K  warp M  N  thread M N  swizzle C staged
+using Lesson12 = Config<128, 256, 8, 64, 64, 8, 16, 1, false>;
+using Deeper = Config<128, 256, 16, 64, 64, 8, 16, 1, false>;
+using Swizzled = Config<128, 256, 16, 64, 64, 8, 16, 8, false>;
+using Swizzled16 = Config<128, 256, 16, 64, 64, 8, 16, 16, false>;
+using StagedC = Config<128, 256, 16, 64, 64, 8, 16, 8, true>;
+using Tall = Config<256, 128, 16, 64, 64, 16, 8, 8, false>;
+using Small = Config<128, 128, 8, 32, 64, 8, 8, 8, false>;
+
+// The variant that --sweep follows across sizes: one of the names below.
+constexpr const char* kChosen = "128x256x16 swizzle 8";
+
+}  // namespace
+
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
+namespace lesson {
+// One point of the sweep each: the kernel of one Config, its block and its shared memory.
+std::vector<tut::sgemm::Variant> variants() {
+    return {{"128x256x8", run_tuned<Lesson12>, tut::kernel_of(sgemm_tuned<Lesson12>, kThreads, Lesson12::kSmemBytes)},
+            {"128x256x16", run_tuned<Deeper>, tut::kernel_of(sgemm_tuned<Deeper>, kThreads, Deeper::kSmemBytes)},
+            {"128x256x16 swizzle 8", run_tuned<Swizzled>,
+             tut::kernel_of(sgemm_tuned<Swizzled>, kThreads, Swizzled::kSmemBytes)},
+            {"128x256x16 swizzle 16", run_tuned<Swizzled16>,
+             tut::kernel_of(sgemm_tuned<Swizzled16>, kThreads, Swizzled16::kSmemBytes)},
+            {"128x256x16 swizzle 8 C staged", run_tuned<StagedC>,
+             tut::kernel_of(sgemm_tuned<StagedC>, kThreads, StagedC::kSmemBytes)},
+            {"256x128x16 swizzle 8", run_tuned<Tall>, tut::kernel_of(sgemm_tuned<Tall>, kThreads, Tall::kSmemBytes)},
+            {"128x128x8 swizzle 8", run_tuned<Small>, tut::kernel_of(sgemm_tuned<Small>, kThreads, Small::kSmemBytes)}};
+}
+}  // namespace lesson
+
+int main(int argc, char** argv) {
+    const tut::LessonInfo lesson{"sgemm", "14_tuning", "Finishing and tuning: tile depth, block swizzle, C path"};
+    const std::vector<tut::sgemm::Variant> variants = lesson::variants();
+    tut::sgemm::Options options(lesson);  // --n (4096) and the options every lesson takes
+    bool sweep = false;  // the tour passes it
+    options.cli.add_flag("sweep", &sweep, std::string("after the table, time '") + kChosen +
+                                              "' against cuBLAS at N = 1024 .. 8192 (multiples of the tile and not)");
+    options.parse(argc, argv, tut::names_of(variants));
+    return tut::guarded_main(lesson.lesson, [&] {
+        tut::Bench bench(lesson, options.run);
+        tut::sgemm::Problem problem(bench, options.n);  // A, B, the reference, cuBLAS FP32 timed beside
+        tut::Table table = problem.table();
+        for (const tut::sgemm::Variant& v : variants) {
+            if (!bench.runs(v)) continue;
+            const tut::Verdict verdict = bench.check(v.name, [&] { return problem.check(v.run); });
+            const tut::Timing timing = bench.time(v.name, [&] { problem.run(v.run); });
+            table.add_row(bench.record(problem.result(v, timing, verdict)));
+        }
+        table.add_row(problem.library_row());
+        table.print();
+        if (sweep) tut::sgemm::size_sweep(bench, variants, kChosen, tut::sgemm::Arithmetic::fp32);
+        return bench.exit_code();
+    });
+}
