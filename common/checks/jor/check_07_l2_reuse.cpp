@@ -107,7 +107,8 @@ TEST_CASE("jor/07_l2_reuse: the 'L2 window' solver sets aside the planned L2 whi
         const size_t expected = std::min({sys.A.bytes(), limits.max_window, limits.max_persisting});
         INFO("N = " << n << ": A of " << sys.A.bytes() << " bytes; this GPU sets aside at most "
                     << limits.max_persisting << " bytes for a window of at most " << limits.max_window);
-        REQUIRE(persisting_limit() == 0);
+        // Not necessarily 0: an H100 was seen to start a process with 9,830,400 bytes set aside.
+        const size_t before = persisting_limit();
         {
             std::unique_ptr<tut::jor::Solver<float>> solver;
             REQUIRE_NOTHROW(solver = v.run(sys, default_options<float>(StopRule::norm)));
@@ -121,8 +122,10 @@ TEST_CASE("jor/07_l2_reuse: the 'L2 window' solver sets aside the planned L2 whi
             REQUIRE_NOTHROW(r = solver->solve(x.get()));
             REQUIRE(r.converged);
         }
-        INFO("after the solver is destroyed");
-        REQUIRE(persisting_limit() == 0);
+        const size_t after = persisting_limit();
+        INFO("after the solver is destroyed: " << after << " bytes set aside (before it: " << before
+                                               << "); given back means 0, or what was set aside before");
+        REQUIRE((after == 0 || after == before));
     }
 }
 
