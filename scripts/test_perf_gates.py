@@ -211,3 +211,21 @@ class PerformanceCases(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class GatesTable(unittest.TestCase):
+    def test_cells(self):
+        scored = {"measure": "% of cuBLAS FP32", "threshold": 0.72, "solution": 0.82, "previous": 0.62}
+        self.assertEqual(perf_gates.gate_cell(scored), "**72%** (82% / 62%)")
+        speed = {"measure": "x the double variant's speed", "threshold": 1.37, "solution": 1.86, "previous": 1.0}
+        self.assertEqual(perf_gates.gate_cell(speed), "**1.37x** (1.86x / 1.00x)")
+        self.assertEqual(perf_gates.gate_cell({"measure": "%", "threshold": None, "solution": 0.8}), "unscored")
+        self.assertEqual(perf_gates.gate_cell({"measure": "%", "threshold": None, "solution": None}),
+                         "not measured yet")
+
+    def test_committed_readme_table_is_current(self):
+        path = os.path.join(perf_gates.THRESHOLDS_DIR, "README.md")
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        self.assertEqual(perf_gates.readme_with_table(text, perf_gates.gates_table()), text,
+                         "the table of gates in %s is stale: run scripts/perf_gates.py --readme" % path)
