@@ -182,6 +182,11 @@ def lesson_records(results, track, lesson):
     return out
 
 
+def ratio_label(name, formatter):
+    """'% of cuBLAS', or 'x CPU' for a column of factors (as the README's table names them)."""
+    return ("x %s" if formatter is rj.format_factor else "%% of %s") % name
+
+
 def measured_lines(track, lesson, runs, labels, extras):
     """The markdown of the measured table of one lesson over every GPU."""
     per_gpu = [lesson_records(r, track, lesson) for r in runs]
@@ -219,14 +224,16 @@ def measured_lines(track, lesson, runs, labels, extras):
         header.append("peak")
         align.append("---")
     per_gpu_columns = ["value"] + (["library"] if has_library else []) + (["peak"] if has_peak else []) + extras
+    library_label = ratio_label(rj.YARDSTICKS.get(track, ("library", "peak"))[0], library_format)
+    peak_label = ratio_label(rj.YARDSTICKS.get(track, ("library", "peak"))[1], peak_format)
     for label in labels:
         for column in per_gpu_columns:
             if column == "value":
                 header.append(label)
             elif column == "library":
-                header.append("%s %% of library" % label)
+                header.append("%s %s" % (label, library_label))
             elif column == "peak":
-                header.append("%s %% of peak" % label)
+                header.append("%s %s" % (label, peak_label))
             else:
                 header.append("%s %s" % (label, EXTRA_NAMES.get(column, column.replace("_", " "))))
             align.append("---:")
@@ -259,11 +266,16 @@ def measured_lines(track, lesson, runs, labels, extras):
     lines = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "|".join(align) + "|"]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     notes = []
-    for named, in_column, what in ((library_names, library_column, "%% of library: %s, measured in the same run"),
-                                   (peak_names, peak_column, "%% of peak: %s")):
+    for named, in_column, what in ((library_names, library_column,
+                                    library_label.replace("%", "%%") + ": %s, measured in the same run"),
+                                   (peak_names, peak_column, peak_label.replace("%", "%%") + ": %s")):
         common = Counter(v for v in named.values() if v)
         if common and not in_column:
-            notes.append(what % common.most_common(1)[0][0])
+            name = common.most_common(1)[0][0]
+            noun = what.split(":", 1)[0].split(" of ", 1)[-1].lstrip("x ")  # 'bandwidth floor', 'CPU'
+            if name.lower().startswith(noun.lower() + ": "):  # not 'bandwidth floor: bandwidth floor: ...'
+                name = name[len(noun) + 2:]
+            notes.append(what % name)
     if notes:
         lines += ["", "; ".join(cell(n) for n in notes) + "."]
     return lines

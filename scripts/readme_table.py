@@ -62,14 +62,9 @@ HISTORIC = {
                    "of a worse answer, not a speedup"},
 }
 
-# What a track's ratio columns are named: (its yardstick, its ceiling).
-YARDSTICKS = {
-    "sgemm": ("cuBLAS", "peak"),
-    "bandwidth": ("cudaMemcpy", "DRAM peak"),
-    "reduction": ("CUB", "DRAM peak"),
-    "cg": ("Eigen (CPU)", "bandwidth floor"),
-    "jor": ("CPU", "bandwidth floor"),
-}
+# What a track's ratio columns are named: (its yardstick, its ceiling); one list for the
+# README's table and the lessons' tables.
+YARDSTICKS = rj.YARDSTICKS
 
 
 class MarkerError(ValueError):

@@ -151,6 +151,17 @@ def ratio(record, key, value_key):
     return v / ref if v is not None and ref else None
 
 
+# What a track's ratio columns are named in every table: (its yardstick, its ceiling). A track
+# not named here says "library" and "peak".
+YARDSTICKS = {
+    "sgemm": ("cuBLAS", "peak"),
+    "bandwidth": ("cudaMemcpy", "DRAM peak"),
+    "reduction": ("CUB", "DRAM peak"),
+    "cg": ("Eigen (CPU)", "bandwidth floor"),
+    "jor": ("CPU", "bandwidth floor"),
+}
+
+
 # Lessons renumbered after a results file was measured: (track, lesson as recorded) -> the lesson
 # that holds the same program now, or None for a lesson whose program was split between new
 # lessons (its records are left out until the tour measures them). The tour writes the current
