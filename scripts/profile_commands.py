@@ -157,7 +157,9 @@ def write_figures(figures_dir, per_lesson, commands_of):
     gpu = tool_output(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"]).splitlines()
     gpu = gpu[0].strip() if gpu else "unknown GPU"
     ncu = pf.ncu_version(tool_output(["ncu", "--version"]))
-    commit = tool_output(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"]).strip()
+    # "-dirty" where the tree is not its commit (a copy of a working tree, as on a lent GPU machine,
+    # can carry an older .git): the file then says so instead of naming a commit it did not run.
+    commit = tool_output(["git", "-C", str(REPO), "describe", "--always", "--dirty"]).strip()
     date = datetime.date.today().isoformat()
     quoted = pf.quoted_metrics(str(REPO))
     source = "scripts/gpu-verify profile" + (" at commit %s" % commit if commit else "")
