@@ -1,0 +1,378 @@
+// wrong: multigpu/02_allreduce: the all-gather loop, copied from the reduce-scatter's, keeps reduce_chunk(r, s, n): its chunks are one step off (gather_chunk(r, s + 1, n)), so each step copies a chunk that prev has not finished
+// caught by: multigpu/02: the ring's int sums are exact, 1 element to 2^20 + 3
+// kind: other
+// On 2 GPUs rank r copies, over its own finished chunk, the chunk prev never added (still
+// the check's poison), and the chunk prev finished is never copied: every element is -1.
+// multigpu/02_allreduce: all-reduce by hand, then NCCL. After lesson 1's copies between two
+// GPUs, the operation that multi-GPU training and solvers are made of: every GPU holds a
+// vector, every GPU must end with the sum of all of them. First the obvious way (gather
+// to GPU 0, sum there, copy back), then the ring that nccl-tests' bus bandwidth is named
+// after (reduce-scatter, then all-gather: every link busy, no GPU a bottleneck), then
+// ncclAllReduce. One process per GPU (mpirun); the GPUs reach each other's buffers
+// through CUDA IPC, and wait for each other with a barrier that runs on the GPUs.
+//
+// Build alone (from the repository root; needs MPI and NCCL):
+//   nvcc -O3 -std=c++17 -arch=native -Icommon/include -ccbin mpicxx \
+//        lessons/multigpu/02_allreduce/allreduce.cu -lnccl -o allreduce
+// Run:  mpirun -np 2 ./allreduce          (4 KiB .. 1 GiB of floats; --max-bytes to stop earlier)
+//
+// In this file:
+//   add_kernel         out = a + b, 16 bytes per load: one step of the reduce-scatter,
+//                      b read from the neighbour's memory
+//   sum_kernel         out = in_0 + in_1 + ... + in_{n-1}: the gather's sum on GPU 0
+//   allreduce_gather   every GPU's vector read by GPU 0, summed, copied back by everyone
+//   allreduce_ring     reduce-scatter + all-gather around the ring               (the exercise)
+//   allreduce_nccl     ncclAllReduce
+//   variants "gather", "ring", "nccl" (float; the checks also run them on int)
+//
+// Sources: nccl-tests' doc/PERFORMANCE.md (algorithm and bus bandwidth); P. Patarasuk and
+// X. Yuan, "Bandwidth optimal all-reduce algorithms for clusters of workstations" (JPDC
+// 2009); NVIDIA/multi-gpu-programming-models (the IPC and NCCL variants of its Jacobi).
+#include "tut/check.hpp"
+#include "tut/cli.hpp"
+#include "tut/lesson.hpp"
+#include "tut/multigpu.hpp"
+#include "tut/multigpu_ipc.hpp"
+#include "tut/multigpu_mpi.hpp"
+#include "tut/multigpu_nccl.hpp"
+#include "tut/multigpu_ring.hpp"
+#include "tut/multigpu_topology.hpp"
+#include "tut/nvtx.hpp"
+#include "tut/report.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace lesson {
+
+using tut::mg::AllreduceCall;  // world, in, out (PeerBuffers mapped into every rank), count, flags, nccl_comm, stream
+
+constexpr int kThreads = 256;
+constexpr size_t kAlign = 4;  // chunk boundaries every 4 elements: 16-byte loads stay inside a chunk
+
+/// Four elements of T in one 16-byte load or store.
+template <class T>
+struct Vec4;
+template <>
+struct Vec4<float> {
+    using type = float4;
+};
+template <>
+struct Vec4<int> {
+    using type = int4;
+};
+template <class V>
+__device__ V add4(V a, V b) {
+    return {a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w};
+}
+
+/// out[i] = a[i] + b[i] for n elements, 16 bytes per load. With b on the neighbour's GPU
+/// each load of b crosses the link; two loads in flight per thread hide part of its latency.
+/// Pointers must be 16-byte aligned (the chunks are).
+template <class T>
+__global__ void add_kernel(T* __restrict__ out, const T* __restrict__ a, const T* __restrict__ b, size_t n) {
+    using V = typename Vec4<T>::type;
+    const size_t n4 = n / 4, stride = size_t(gridDim.x) * blockDim.x;
+    const V* a4 = reinterpret_cast<const V*>(a);
+    const V* b4 = reinterpret_cast<const V*>(b);
+    V* o4 = reinterpret_cast<V*>(out);
+    size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    for (; i + stride < n4; i += 2 * stride) {
+        const V x = b4[i], y = b4[i + stride];
+        o4[i] = add4(a4[i], x);
+        o4[i + stride] = add4(a4[i + stride], y);
+    }
+    for (; i < n4; i += stride) o4[i] = add4(a4[i], b4[i]);
+    for (size_t j = n4 * 4 + size_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n; j += stride) out[j] = a[j] + b[j];
+}
+
+/// Up to 32 inputs, passed by value.
+template <class T>
+struct Inputs {
+    const T* p[32];
+};
+
+/// out[i] = in[0][i] + ... + in[count-1][i], 16 bytes per load (aligned pointers).
+template <class T>
+__global__ void sum_kernel(T* __restrict__ out, Inputs<T> in, int count, size_t n) {
+    using V = typename Vec4<T>::type;
+    const size_t n4 = n / 4, stride = size_t(gridDim.x) * blockDim.x;
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n4; i += stride) {
+        V s = reinterpret_cast<const V*>(in.p[0])[i];
+        for (int k = 1; k < count; ++k) s = add4(s, reinterpret_cast<const V*>(in.p[k])[i]);
+        reinterpret_cast<V*>(out)[i] = s;
+    }
+    for (size_t j = n4 * 4 + size_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n; j += stride) {
+        T s = in.p[0][j];
+        for (int k = 1; k < count; ++k) s += in.p[k][j];
+        out[j] = s;
+    }
+}
+
+/// A grid for n elements: enough blocks to fill the GPU twice over, no more than the work.
+inline unsigned grid_for(size_t n) {
+    static const int sms = tut::sm_count();
+    const size_t wanted = (n / 4 + kThreads - 1) / kThreads;
+    return static_cast<unsigned>(std::max<size_t>(1, std::min<size_t>(wanted, size_t(sms) * 8)));
+}
+
+template <class T>
+void launch_add(T* out, const T* a, const T* b, size_t n, cudaStream_t s) {
+    if (n == 0) return;
+    add_kernel<T><<<grid_for(n), kThreads, 0, s>>>(out, a, b, n);
+    TUT_LAUNCH("add_kernel");
+}
+
+/// The ranks next to this one in the ring (prev and next; one rank when n = 2, none when 1).
+inline std::vector<int> ring_neighbours(int rank, int n) {
+    std::vector<int> v;
+    if (n > 1) v.push_back(tut::mg::ring::prev(rank, n));
+    if (n > 2) v.push_back(tut::mg::ring::next(rank, n));
+    return v;
+}
+
+/// Everyone's vector to GPU 0, summed there, copied back by every other GPU. GPU 0's links
+/// carry (n - 1) vectors in and (n - 1) out; the others' links wait.
+template <class T>
+void allreduce_gather(const AllreduceCall<T>& c) {
+    const tut::mg::World& w = *c.world;
+    if (w.size > 32) throw tut::Unsupported("gather: at most 32 GPUs (the inputs travel as one kernel argument)");
+    std::vector<int> everyone;
+    for (int q = 0; q < w.size; ++q)
+        if (q != w.rank) everyone.push_back(q);
+    tut::mg::peer_barrier(*c.flags, everyone, c.stream);  // every rank's input is written
+    if (w.rank == 0 && c.count > 0) {
+        Inputs<T> in{};
+        for (int q = 0; q < w.size; ++q) in.p[q] = c.in->peer(q);
+        sum_kernel<T><<<grid_for(c.count), kThreads, 0, c.stream>>>(c.out->local(), in, w.size, c.count);
+        TUT_LAUNCH("sum_kernel");
+    }
+    tut::mg::peer_barrier(*c.flags, everyone, c.stream);  // GPU 0's sum is complete
+    if (w.rank != 0 && c.count > 0)
+        TUT_CUDA(cudaMemcpyAsync(c.out->local(), c.out->peer(0), c.count * sizeof(T), cudaMemcpyDeviceToDevice, c.stream));
+    tut::mg::peer_barrier(*c.flags, everyone, c.stream);  // everyone has its copy: GPU 0's output may change
+}
+
+/// The ring: reduce-scatter, then all-gather, every GPU reading only from the one before
+/// it. Each step moves 1/n of the vector over every link at once.
+template <class T>
+void allreduce_ring(const AllreduceCall<T>& c) {
+    const tut::mg::World& w = *c.world;
+    const int n = w.size, r = w.rank, prev = tut::mg::ring::prev(r, n);
+    const tut::mg::AlignedChunks chunks(c.count, n, kAlign);
+    const std::vector<int> neighbours = ring_neighbours(r, n);
+    if (n == 1) {
+        if (c.count) TUT_CUDA(cudaMemcpyAsync(c.out->local(), c.in->local(), c.count * sizeof(T), cudaMemcpyDeviceToDevice, c.stream));
+        return;
+    }
+    // Before the first read: prev's input is written, and next has finished reading this
+    // rank's output in the previous call.
+    tut::mg::peer_barrier(*c.flags, neighbours, c.stream);
+    // Reduce-scatter: at step s this rank adds its own part of chunk k to the partial sum
+    // prev holds of it (prev's input at the first step, prev's output after), so after
+    // n - 1 steps it holds the whole sum of one chunk.
+    for (int s = 0; s < n - 1; ++s) {
+        const int k = tut::mg::ring::reduce_chunk(r, s, n);
+        const size_t at = chunks.begin(k);
+        const T* theirs = (s == 0 ? c.in->peer(prev) : c.out->peer(prev)) + at;
+        launch_add(c.out->local() + at, c.in->local() + at, theirs, chunks.size(k), c.stream);
+        // prev's step is done before this rank reads its result, and next has read this
+        // rank's chunk before it is written again.
+        tut::mg::peer_barrier(*c.flags, neighbours, c.stream);
+    }
+    // All-gather: the finished chunks travel once around the ring, copied by the copy engines.
+    for (int s = 0; s < n - 1; ++s) {
+        const int k = tut::mg::ring::reduce_chunk(r, s, n);
+        const size_t at = chunks.begin(k);
+        if (chunks.size(k))
+            TUT_CUDA(cudaMemcpyAsync(c.out->local() + at, c.out->peer(prev) + at, chunks.size(k) * sizeof(T),
+                                     cudaMemcpyDeviceToDevice, c.stream));
+        tut::mg::peer_barrier(*c.flags, neighbours, c.stream);
+    }
+}
+
+/// The library: NCCL picks the algorithm (ring or tree), the protocol and the number of
+/// channels (SMs) for the size and the topology.
+template <class T>
+void allreduce_nccl(const AllreduceCall<T>& c) {
+    TUT_NCCL(ncclAllReduce(c.in->local(), c.out->local(), c.count, tut::mg::nccl_type<T>(), ncclSum,
+                           static_cast<ncclComm_t>(c.nccl_comm), c.stream));
+}
+
+std::vector<tut::mg::AllreduceWay> allreduce_variants() {
+    return {{"gather", allreduce_gather<float>, allreduce_gather<int>},
+            {"ring", allreduce_ring<float>, allreduce_ring<int>},
+            {"nccl", allreduce_nccl<float>, allreduce_nccl<int>}};
+}
+
+}  // namespace lesson
+
+// ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
+
+namespace {
+
+/// Rank r's element i: a float in [-1, 1) made of 20 random bits (hash of seed, r, i).
+__host__ __device__ inline float input_value(uint64_t seed, int r, size_t i) {
+    uint64_t z = seed + 0x9E3779B97F4A7C15ull * (uint64_t(r) * 0x100000001ull + i + 1);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return float(int64_t(z >> 44) - (1 << 19)) / float(1 << 19);
+}
+
+__global__ void fill_kernel(float* x, size_t n, uint64_t seed, int r) {
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+        x[i] = input_value(seed, r, i);
+}
+
+/// Counts the elements whose sum is off: |got - exact| > (ranks - 1) 2^-24 sum|x| + tiny,
+/// the exact sum in double (the float sum of n terms has n - 1 roundings). Also remembers
+/// the first bad index.
+__global__ void verify_kernel(const float* got, size_t n, uint64_t seed, int ranks, unsigned long long* bad,
+                              unsigned long long* first) {
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+        double sum = 0, mag = 0;
+        for (int r = 0; r < ranks; ++r) {
+            const double v = input_value(seed, r, i);
+            sum += v;
+            mag += fabs(v);
+        }
+        const double bound = (ranks - 1) * 0x1p-24 * mag + 1e-30;
+        if (!(fabs(double(got[i]) - sum) <= bound)) {
+            atomicAdd(bad, 1ull);
+            atomicMin(first, (unsigned long long)i);
+        }
+    }
+}
+
+struct Sizes {
+    std::vector<size_t> bytes;
+    explicit Sizes(long long max_bytes) {
+        for (size_t b = 4096; b <= size_t(max_bytes); b *= 4) bytes.push_back(b);
+        if (bytes.empty()) bytes.push_back(size_t(max_bytes));
+    }
+};
+
+/// The run: the communicators, the stream, the IPC-mapped buffers and the flags.
+struct Setup {
+    const tut::mg::World& world;
+    tut::mg::Nccl nccl;
+    cudaStream_t stream = nullptr;
+    tut::mg::PeerFlags flags;
+    tut::mg::PeerBuffer<float> in, out;
+    uint64_t seed;
+    Setup(const tut::mg::World& w, size_t max_count, uint64_t s)
+        : world(w), nccl(w), flags(w), in(w, max_count), out(w, max_count), seed(s) {
+        TUT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        fill_kernel<<<1024, 256, 0, stream>>>(in.local(), max_count, seed, w.rank);
+        TUT_LAUNCH("fill_kernel");
+        TUT_CUDA(cudaStreamSynchronize(stream));
+        tut::mg::barrier(w);
+    }
+    ~Setup() { cudaStreamDestroy(stream); }
+    tut::mg::AllreduceCall<float> call(size_t count) {
+        tut::mg::AllreduceCall<float> c;
+        c.world = &world;
+        c.in = &in;
+        c.out = &out;
+        c.count = count;
+        c.flags = &flags;
+        c.nccl_comm = nccl.comm;
+        c.stream = stream;
+        return c;
+    }
+    /// Poisons the output, runs `v` once and counts wrong elements on this rank ("" when none).
+    std::string check(const tut::mg::AllreduceWay& v, size_t count) {
+        TUT_CUDA(cudaMemsetAsync(out.local(), 0xFF, count * sizeof(float), stream));
+        v.run_float(call(count));
+        unsigned long long* d = nullptr;
+        TUT_CUDA(cudaMallocAsync(&d, 2 * sizeof(unsigned long long), stream));
+        const unsigned long long init[2] = {0, ~0ull};
+        TUT_CUDA(cudaMemcpyAsync(d, init, sizeof init, cudaMemcpyHostToDevice, stream));
+        verify_kernel<<<1024, 256, 0, stream>>>(out.local(), count, seed, world.size, d, d + 1);
+        TUT_LAUNCH("verify_kernel");
+        unsigned long long h[2];
+        TUT_CUDA(cudaMemcpyAsync(h, d, sizeof h, cudaMemcpyDeviceToHost, stream));
+        TUT_CUDA(cudaFreeAsync(d, stream));
+        TUT_CUDA(cudaStreamSynchronize(stream));
+        return h[0] ? tut::fmt("%llu of %zu sums wrong, the first at element %llu", h[0], count, h[1]) : "";
+    }
+    /// Time of one call, the largest over the ranks of each rank's median.
+    double time(const tut::mg::AllreduceWay& v, size_t count, const tut::RunOptions& run) {
+        tut::NvtxRange range("multigpu/02_allreduce/" + v.name);
+        const size_t bytes = count * sizeof(float);
+        const int batch = bytes <= (size_t(1) << 20) ? 20 : bytes <= (size_t(64) << 20) ? 4 : 1;
+        const tut::mg::AllreduceCall<float> c = call(count);
+        return tut::mg::time_across_ranks(world, [&] { v.run_float(c); }, run.warmup, run.repeats, batch, stream);
+    }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    long long max_bytes = 1ll << 30;
+    tut::RunOptions run;
+    run.repeats = 10;
+    tut::Cli cli("allreduce", "all-reduce (sum of floats) by hand, gather and ring, beside ncclAllReduce");
+    cli.add_int("max-bytes", &max_bytes, "largest message; sizes 4 KiB, 16 KiB, ... up to it", 16, 4ll << 30);
+    tut::add_run_options(cli, run);
+    cli.parse_or_exit(argc, argv);
+    tut::finish_run_options(run);
+    const std::vector<tut::mg::AllreduceWay> variants = lesson::allreduce_variants();
+    if (!tut::variant_is_known("allreduce", run.variant, variants)) return tut::kUsageExitCode;
+
+    tut::mg::Mpi mpi(argc, argv);
+    const tut::mg::World& world = mpi.world();
+    return tut::mg::guarded(world, "allreduce", [&] {
+        if (world.size > 1 && !tut::mg::all_peers(world))
+            tut::mg::skip_all(world, "the hand-written all-reduces read the other GPUs' memory, and these GPUs cannot be peers");
+        const Sizes sizes(max_bytes);
+        Setup setup(world, sizes.bytes.back() / sizeof(float), uint64_t(run.seed));
+        const tut::mg::Link link = tut::mg::link_between(world.device, (world.device + 1) % std::max(1, world.local_size));
+        if (world.root())
+            std::printf("%d GPU(s), one process each | NCCL %s | link to the next GPU: %s\n", world.size,
+                        tut::mg::nccl_version_text().c_str(), world.size > 1 ? link.text().c_str() : "none");
+        tut::Table table({"size", "variant", "time", "algbw GB/s", "busbw GB/s", "% of NCCL", "% of line rate"});
+        const tut::mg::AllreduceWay& nccl = variants.back();  // the yardstick: "nccl"
+        for (size_t bytes : sizes.bytes) {
+            const size_t count = bytes / sizeof(float);
+            double nccl_ms = NAN;
+            for (const tut::mg::AllreduceWay* v : {&nccl, &variants[0], &variants[1]}) {
+                if (!run.variant.empty() && v->name != run.variant && v != &nccl) continue;
+                tut::mg::progress("02_allreduce: " + v->name + " at " + tut::mg::bytes_text(double(bytes)) + " on " +
+                                  std::to_string(world.size) + " GPU(s)");
+                const std::string wrong = run.check() ? tut::mg::first_message(world, setup.check(*v, count)) : "";
+                if (!wrong.empty()) throw tut::CudaError(v->name + " at " + tut::mg::bytes_text(double(bytes)) + ": " + wrong);
+                const double ms = setup.time(*v, count, run);
+                if (v == &nccl) nccl_ms = ms;
+                tut::Record r = tut::mg::make_record("02_allreduce", v->name, std::to_string(bytes), world.size);
+                r.value = tut::mg::allreduce_busbw_gbs(double(bytes), ms, world.size);
+                r.unit = "GB/s";
+                r.time_ms = ms;
+                r.library = "ncclAllReduce (NCCL " + tut::mg::nccl_version_text() + ")";
+                r.library_value = tut::mg::allreduce_busbw_gbs(double(bytes), nccl_ms, world.size);
+                r.peak = link.kind + " line rate, one direction";
+                r.peak_value = world.size > 1 ? link.line_rate_gbs : NAN;
+                r.checked = run.check();
+                const double algbw = double(bytes) / (ms * 1e-3) * 1e-9;
+                r.extra.add("algbw_gbs", algbw);
+                r.extra.add("busbw_gbs", r.value);
+                r.extra.add("bytes", static_cast<long long>(bytes));
+                if (!world.root()) continue;
+                tut::append_record("allreduce", run.json, r);
+                table.add_row({tut::mg::bytes_text(double(bytes)), v->name, tut::fmt("%.1f us", ms * 1e3), tut::fmt("%.1f", algbw),
+                               tut::fmt("%.1f", r.value), tut::percent(nccl_ms / ms), tut::percent(r.ratio_to_peak())});
+            }
+        }
+        if (world.root()) {
+            std::printf("\nall-reduce (sum) of floats on %d GPU(s); busbw = algbw x 2(n-1)/n (nccl-tests)\n", world.size);
+            table.print();
+        }
+        return 0;
+    });
+}
