@@ -1,5 +1,7 @@
 // Checks for cg/09_streaming: the persistent kernel streaming the matrix from memory, each
-// block's vectors on chip or in memory (the TODO: phase B on the block's own rows).
+// block's vectors on chip or in memory (the TODO: phase A's streaming SpMV, block_spmv; the
+// small problems give it rows of 1 to 200 nonzeros with ragged ends within 16-byte quads,
+// the larger ones many steps per warp for its loads issued a step ahead).
 // Shared by the exercise (lessons/) and the solution (solutions/); see cg_checks.hpp.
 #include "cg_checks.hpp"
 #include "perf_gate.hpp"
@@ -75,7 +77,7 @@ TEST_CASE(kSpeedCase, "[performance]") {
     m.spread_floor = 0.05;  // a solve paced by the host
     if (perf_gate::calibrating())  // the previous approach, as the lesson keeps it
         m.previous_measured = floor_us / cg_us_per_iteration(variant_named("vectors=memory"), p);
-    m.hint = "Does each block keep its own stretch of p and q on chip across the phases of an iteration, so that "
-             "only the matrix and the shared vectors stream from DRAM?";
+    m.hint = "Does the SpMV read the matrix as aligned 16-byte quads marked read-once, and issue the next step's "
+             "loads before this step's gathers of p, so that each thread keeps enough bytes in flight?";
     perf_gate::judge(kSpeedCase, m);
 }

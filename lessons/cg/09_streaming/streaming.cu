@@ -21,8 +21,8 @@
 //
 // In this file:
 //   block_rows        the stretch of rows block b owns, the same in every phase
-//   block_spmv        phase A: this block's rows of q = A p, and its share of p.q
-//   update_x_r_z      phase B on the block's rows: x, r, z and r.z, r.r (the exercise)
+//   block_spmv        phase A: this block's rows of q = A p, and its share of p.q (the exercise)
+//   update_x_r_z      phase B on the block's rows: x, r, z and r.z, r.r
 //   update_p          phase C: p = z + beta p, on chip and in memory for the gathers
 //   streaming_cg      the solve: phases A, B and C, each ended by a grid-wide barrier
 //   spmv_kernel       block_spmv alone, for the SpMV column
@@ -74,138 +74,99 @@ __host__ __device__ BlockRows block_rows(int n, int64_t block, int64_t blocks) {
     return {int(begin), int((end < n ? end : n) - begin)};
 }
 
-// Nonzeros 4 quad .. 4 quad + 3 of the matrix: one 16-byte load of columns and one of
-// values, marked "streaming" (__ldcs: used once, evict first) so that they do not push
-// the gathered p out of L1. The last quad of the matrix may be partial.
-__device__ void load_quad(const tut::cg::DeviceCsr& A, int quad, int4& column, float4& value) {
-    const int k = 4 * quad;
-    if (k + 4 <= A.nnz) {
-        column = __ldcs(reinterpret_cast<const int4*>(A.col_idx) + quad);
-        value = __ldcs(reinterpret_cast<const float4*>(A.values) + quad);
-        return;
-    }
-    column = make_int4(A.col_idx[k], k + 1 < A.nnz ? A.col_idx[k + 1] : 0, k + 2 < A.nnz ? A.col_idx[k + 2] : 0, 0);
-    value = make_float4(A.values[k], k + 1 < A.nnz ? A.values[k + 1] : 0.0f, k + 2 < A.nnz ? A.values[k + 2] : 0.0f,
-                        0.0f);
-}
-
-// The products of a quad's nonzeros that belong to the row [row_begin, row_end).
-__device__ float quad_dot(int quad, int row_begin, int row_end, int4 column, float4 value, const float* p) {
-    const int k = 4 * quad;
-    float sum = 0.0f;
-    if (k >= row_begin && k < row_end) sum += value.x * p[column.x];
-    if (k + 1 >= row_begin && k + 1 < row_end) sum += value.y * p[column.y];
-    if (k + 2 >= row_begin && k + 2 < row_end) sum += value.z * p[column.z];
-    if (k + 3 >= row_begin && k + 3 < row_end) sum += value.w * p[column.w];
-    return sum;
-}
-
-// This block's rows of q = A p, into q_own[local]; returns the thread's share of p.q.
-// The warps sweep the stretch side by side: at step t warp w takes the kWarpStep rows
-// from local row t kBlockStep + w kWarpStep on, so the block works on kBlockStep
-// consecutive rows at a time and its gathers share cache lines. (One stretch per warp
-// would spread the block's gathers over 12 places at once, more lines than L1 holds
-// beside the on-chip vectors.) Within a warp, a sub-warp of kLanes lanes takes
-// kRowsPerSub rows (first + s + i kSubs for sub-warp s), and lane l loads the row's l-th
-// aligned quad of nonzeros, masking the ones that belong to the neighbouring rows: 27
-// nonzeros are 7 or 8 quads, one each. The loads run a step ahead: the quads of the next
-// step, and the row bounds of the one after, are in flight while this step gathers p, so
-// that a warp's loads never wait on its own arithmetic.
-constexpr int kBlockStep = kThreads / 32 * kWarpStep;
+// Phase A, the lesson's idea: this block's rows of q = A p, with the matrix streamed from
+// memory. Writes q_own[local] for each of the block's rows (local 0 .. rows.count - 1, the
+// global row rows.first + local) and returns this thread's share of p.q, the sum of
+// p_own[local] * q_own[local] over the rows it wrote. p is the whole vector, in memory,
+// for the gathers; p_own is the block's own stretch of it (on chip when it fits). The
+// layout constants at the top (kLanes lanes per row, kSubs sub-warps per warp, kRowsPerSub
+// rows per sub-warp, kWarpStep rows per warp at a time) are the shape the measured kernel
+// has; block_rows hands out whole kWarpStep-row units, so a warp's step never crosses into
+// the next block's rows.
 __device__ float block_spmv(const tut::cg::DeviceCsr& A, const float* p, const float* p_own, float* q_own,
                             const BlockRows& rows) {
-    const int count = rows.count;
-    const int lane32 = threadIdx.x % 32, lane = lane32 % kLanes, sub = lane32 / kLanes, warp = threadIdx.x / 32;
-    auto load_bounds = [&](int first, int* begin, int* end) {  // first: a local row number
-        const int first_row = first < count ? rows.first + first : 0;
-#pragma unroll
-        for (int i = 0; i < kRowsPerSub; ++i) {
-            const bool mine = first + sub + i * kSubs < count;
-            const int row = first_row + sub + i * kSubs;
-            begin[i] = mine ? __ldg(A.row_ptr + row) : 0;
-            end[i] = mine ? __ldg(A.row_ptr + row + 1) : 0;
-        }
-    };
-    auto load_quads = [&](const int* begin, const int* end, int4* column, float4* value) {
-#pragma unroll
-        for (int i = 0; i < kRowsPerSub; ++i) {
-            const int quad = begin[i] / 4 + lane;
-            if (4 * quad < end[i]) {
-                load_quad(A, quad, column[i], value[i]);
-            } else {
-                column[i] = make_int4(0, 0, 0, 0);
-                value[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            }
-        }
-    };
-    // In flight at the top of each step: the quads of this step and the bounds of the next.
-    const int first_step = warp * kWarpStep;
-    int next_begin[kRowsPerSub], next_end[kRowsPerSub], later_begin[kRowsPerSub], later_end[kRowsPerSub];
-    int4 next_column[kRowsPerSub];
-    float4 next_value[kRowsPerSub];
-    load_bounds(first_step, next_begin, next_end);
-    load_quads(next_begin, next_end, next_column, next_value);
-    load_bounds(first_step + kBlockStep, later_begin, later_end);
-    float pq = 0.0f;
-    for (int first = first_step; first < count; first += kBlockStep) {
-        int begin[kRowsPerSub], end[kRowsPerSub];
-        int4 column[kRowsPerSub];
-        float4 value[kRowsPerSub];
-#pragma unroll
-        for (int i = 0; i < kRowsPerSub; ++i) {
-            begin[i] = next_begin[i];
-            end[i] = next_end[i];
-            column[i] = next_column[i];
-            value[i] = next_value[i];
-            next_begin[i] = later_begin[i];
-            next_end[i] = later_end[i];
-        }
-        load_quads(next_begin, next_end, next_column, next_value);  // the next step's, before this one's gathers
-        load_bounds(first + 2 * kBlockStep, later_begin, later_end);
-        float sum[kRowsPerSub];
-#pragma unroll
-        for (int i = 0; i < kRowsPerSub; ++i) {
-            const int first_quad = begin[i] / 4, quads = (end[i] + 3) / 4 - first_quad;
-            sum[i] = lane < quads ? quad_dot(first_quad + lane, begin[i], end[i], column[i], value[i], p) : 0.0f;
-            for (int j = lane + kLanes; j < quads; j += kLanes) {  // rows of more than kLanes quads
-                int4 c;
-                float4 v;
-                load_quad(A, first_quad + j, c, v);
-                sum[i] += quad_dot(first_quad + j, begin[i], end[i], c, v, p);
-            }
-        }
-#pragma unroll
-        for (int i = 0; i < kRowsPerSub; ++i) {
-            for (int offset = kLanes / 2; offset > 0; offset >>= 1)
-                sum[i] += __shfl_xor_sync(0xffffffffu, sum[i], offset, kLanes);
-            const int local = first + sub + i * kSubs;
-            if (lane == 0 && local < count) {
-                q_own[local] = sum[i];
-                pq += p_own[local] * sum[i];
-            }
-        }
-    }
-    return pq;
+    // TODO(exercise): the streaming SpMV, which moves 454 of an iteration's 513 MB on the
+    //   large problem.
+    //   Goal: q_own[local] = the sum of A.values[k] * p[A.col_idx[k]] over the row's
+    //   nonzeros k, from A.row_ptr[row] to A.row_ptr[row + 1], for every row of the
+    //   stretch; and this thread's share of p.q.
+    //   Constraint: a stream runs as fast as the bytes it keeps in flight, and this grid
+    //   has 768 threads per SM, fewer than half of lesson 05's. Each thread must keep more
+    //   loads outstanding than one of lesson 05's, within 80 registers (a spill is a
+    //   second stream through L2).
+    //   Questions your code answers:
+    //   - Lanes per row: a 27-point row has 27 nonzeros. How many lanes should share a row
+    //     so that each needs about one load of it, and how do they add up their parts
+    //     without shared memory? What does a lane do in a row longer than that (the
+    //     checks have rows of up to 48 and of 200 nonzeros)?
+    //   - Why 16 bytes: how many load instructions does a lane spend on four nonzeros as
+    //     int4 + float4, against int + float? A vector load must be aligned to its size,
+    //     and a row may start at any nonzero: which 16-byte pieces of col_idx and values
+    //     can a lane load, then?
+    //   - The ragged ends: the aligned piece at each end of a row holds nonzeros of the
+    //     neighbouring rows. Which of its four entries does a lane leave out, and from
+    //     what does it know? nnz need not be a multiple of 4: what about the matrix's
+    //     last piece?
+    //   - The cache hint: each nonzero is used once per iteration, while the gathers of p
+    //     reuse L1 lines across neighbouring rows. What should the matrix's loads tell
+    //     the cache so that they do not evict p? (The programming guide's "load
+    //     functions using cache hints".)
+    //   - A step ahead: a row's sum waits on three dependent trips to memory (row
+    //     pointers, then its nonzeros, then p at their columns). If a warp issues the
+    //     next rows' loads only once this step's sums are done, what is in flight while
+    //     it gathers? Which loads must already be issued before this step's gathers, and
+    //     which one step earlier still, so that no trip waits on the one before it?
+    //   - The order of the rows: the block's warps gather p from the same L1 lines when
+    //     they work on neighbouring rows at the same time. Which rows does warp w take at
+    //     each step of the block?
+    //   Mind that every lane of a sub-warp takes part in any shuffle of it, including the
+    //   lanes whose row lies past rows.count.
+    //   Until this is written, q is never written and p.q is 0: every solve stops at its
+    //   first iteration as "not positive definite", and the solve checks fail.
+    return 0.0f;
 }
 
 // Phase B on this block's rows, four at a time: x += alpha p; r -= alpha q; z = D^-1 r,
 // z written over q. Returns the thread's (r.z, r.r).
 __device__ float2 update_x_r_z(const Args& a, const BlockRows& rows, float alpha, const float* p_own, float* qz_own) {
-    // TODO(exercise): phase B on this block's stretch of rows.
-    //   Goal: for each of the block's rows, x += alpha p; r -= alpha q; z = D^-1 r, with z
-    //   written over q; and return this thread's share of (r.z, r.r).
-    //   Where things live: the block's own p and q are p_own[local] and qz_own[local] (in
-    //   shared memory; in global memory for the vectors=memory variant); x, r and 1/a_ii
-    //   are a.x, a.r and a.dinv at the global row rows.first + local. No other block reads
-    //   any of this block's rows of them before the next barrier.
-    //   Constraints: this phase is a stream through memory; each value moves once, and
-    //   16-byte accesses move it in a quarter of the instructions. rows.first is a multiple
-    //   of 8, so a float4 that starts at a local row divisible by 4 is aligned in every
-    //   array; rows.count need not be a multiple of 4 (the matrix's last rows).
-    //   Hints: let the block's threads stride over the stretch four rows at a time, each
-    //   value read once into registers. Until this is written, r.r looks like 0 after the
-    //   first iteration, the solve "converges" with x = 0, and the true residual fails.
-    return make_float2(0.0f, 0.0f);
+    const int count = rows.count;
+    float rz = 0.0f, rr = 0.0f;
+    for (int i = 4 * int(threadIdx.x); i < count; i += 4 * kThreads) {
+        const int row = rows.first + i;
+        if (i + 4 <= count) {
+            const float4 pi = *reinterpret_cast<const float4*>(p_own + i), qi = *reinterpret_cast<float4*>(qz_own + i);
+            const float4 di = *reinterpret_cast<const float4*>(a.dinv + row);
+            float4 xi = *reinterpret_cast<float4*>(a.x + row), ri = *reinterpret_cast<float4*>(a.r + row), zi;
+            xi.x += alpha * pi.x;
+            xi.y += alpha * pi.y;
+            xi.z += alpha * pi.z;
+            xi.w += alpha * pi.w;
+            ri.x -= alpha * qi.x;
+            ri.y -= alpha * qi.y;
+            ri.z -= alpha * qi.z;
+            ri.w -= alpha * qi.w;
+            zi.x = di.x * ri.x;
+            zi.y = di.y * ri.y;
+            zi.z = di.z * ri.z;
+            zi.w = di.w * ri.w;
+            *reinterpret_cast<float4*>(a.x + row) = xi;
+            *reinterpret_cast<float4*>(a.r + row) = ri;
+            *reinterpret_cast<float4*>(qz_own + i) = zi;
+            rz += ri.x * zi.x + ri.y * zi.y + ri.z * zi.z + ri.w * zi.w;
+            rr += ri.x * ri.x + ri.y * ri.y + ri.z * ri.z + ri.w * ri.w;
+        } else {
+            for (int k = i; k < count; ++k) {  // the matrix's last n % 4 rows
+                const int row_k = row + (k - i);
+                a.x[row_k] += alpha * p_own[k];
+                const float rk = a.r[row_k] - alpha * qz_own[k], zk = a.dinv[row_k] * rk;
+                a.r[row_k] = rk;
+                qz_own[k] = zk;
+                rz += rk * zk;
+                rr += rk * rk;
+            }
+        }
+    }
+    return make_float2(rz, rr);
 }
 
 // Phase C on this block's rows: p = z + beta p, in p_own and in the p that the other

@@ -21,8 +21,8 @@
 //
 // In this file:
 //   block_rows        the stretch of rows block b owns, the same in every phase
-//   block_spmv        phase A: this block's rows of q = A p, and its share of p.q
-//   update_x_r_z      phase B on the block's rows: x, r, z and r.z, r.r (the exercise)
+//   block_spmv        phase A: this block's rows of q = A p, and its share of p.q (the exercise)
+//   update_x_r_z      phase B on the block's rows: x, r, z and r.z, r.r
 //   update_p          phase C: p = z + beta p, on chip and in memory for the gathers
 //   streaming_cg      the solve: phases A, B and C, each ended by a grid-wide barrier
 //   spmv_kernel       block_spmv alone, for the SpMV column

@@ -1,8 +1,9 @@
-// wrong: cg/09_streaming: the solver never puts a block's p and q/z in shared memory: every vector stays in global memory, as in lesson 08's streaming-free layout
+// wrong: cg/09_streaming: the SpMV reads one nonzero per lane at a time with plain __ldg loads, a sub-warp per row as in lesson 05, and issues nothing ahead
 // caught by: [performance]
 // kind: previous-lesson
-// Solves right; 'vectors=on-chip' then runs as 'vectors=memory' does, below the gate the speed
-// case sets between the two on the 2.1 M-row problem.
+// Solves right, with the rows in the lesson's order and the vectors on chip; but with 768
+// threads per SM its scalar loads keep too few bytes in flight, and the 2.1 M-row iteration
+// falls below the gate the speed case sets between the lesson's kernel and 'vectors=memory'.
 // cg/09_streaming: the persistent kernel for a matrix streamed from memory, near the bandwidth floor.
 // Starts from: lesson 08's persistent kernel (beyond the story), for a matrix too large to
 // keep on chip. At 2 M rows every phase of the iteration is a stream from DRAM, and a
@@ -26,8 +27,8 @@
 //
 // In this file:
 //   block_rows        the stretch of rows block b owns, the same in every phase
-//   block_spmv        phase A: this block's rows of q = A p, and its share of p.q
-//   update_x_r_z      phase B on the block's rows: x, r, z and r.z, r.r (the exercise)
+//   block_spmv        phase A: this block's rows of q = A p, and its share of p.q (the exercise)
+//   update_x_r_z      phase B on the block's rows: x, r, z and r.z, r.r
 //   update_p          phase C: p = z + beta p, on chip and in memory for the gathers
 //   streaming_cg      the solve: phases A, B and C, each ended by a grid-wide barrier
 //   spmv_kernel       block_spmv alone, for the SpMV column
@@ -79,114 +80,30 @@ __host__ __device__ BlockRows block_rows(int n, int64_t block, int64_t blocks) {
     return {int(begin), int((end < n ? end : n) - begin)};
 }
 
-// Nonzeros 4 quad .. 4 quad + 3 of the matrix: one 16-byte load of columns and one of
-// values, marked "streaming" (__ldcs: used once, evict first) so that they do not push
-// the gathered p out of L1. The last quad of the matrix may be partial.
-__device__ void load_quad(const tut::cg::DeviceCsr& A, int quad, int4& column, float4& value) {
-    const int k = 4 * quad;
-    if (k + 4 <= A.nnz) {
-        column = __ldcs(reinterpret_cast<const int4*>(A.col_idx) + quad);
-        value = __ldcs(reinterpret_cast<const float4*>(A.values) + quad);
-        return;
-    }
-    column = make_int4(A.col_idx[k], k + 1 < A.nnz ? A.col_idx[k + 1] : 0, k + 2 < A.nnz ? A.col_idx[k + 2] : 0, 0);
-    value = make_float4(A.values[k], k + 1 < A.nnz ? A.values[k + 1] : 0.0f, k + 2 < A.nnz ? A.values[k + 2] : 0.0f,
-                        0.0f);
-}
-
-// The products of a quad's nonzeros that belong to the row [row_begin, row_end).
-__device__ float quad_dot(int quad, int row_begin, int row_end, int4 column, float4 value, const float* p) {
-    const int k = 4 * quad;
-    float sum = 0.0f;
-    if (k >= row_begin && k < row_end) sum += value.x * p[column.x];
-    if (k + 1 >= row_begin && k + 1 < row_end) sum += value.y * p[column.y];
-    if (k + 2 >= row_begin && k + 2 < row_end) sum += value.z * p[column.z];
-    if (k + 3 >= row_begin && k + 3 < row_end) sum += value.w * p[column.w];
-    return sum;
-}
-
 // This block's rows of q = A p, into q_own[local]; returns the thread's share of p.q.
-// The warps sweep the stretch side by side: at step t warp w takes the kWarpStep rows
-// from local row t kBlockStep + w kWarpStep on, so the block works on kBlockStep
-// consecutive rows at a time and its gathers share cache lines. (One stretch per warp
-// would spread the block's gathers over 12 places at once, more lines than L1 holds
-// beside the on-chip vectors.) Within a warp, a sub-warp of kLanes lanes takes
-// kRowsPerSub rows (first + s + i kSubs for sub-warp s), and lane l loads the row's l-th
-// aligned quad of nonzeros, masking the ones that belong to the neighbouring rows: 27
-// nonzeros are 7 or 8 quads, one each. The loads run a step ahead: the quads of the next
-// step, and the row bounds of the one after, are in flight while this step gathers p, so
-// that a warp's loads never wait on its own arithmetic.
+// The warps sweep the stretch side by side; a sub-warp of kLanes lanes takes a row, each
+// lane its every kLanes-th nonzero, and the lanes add up their parts with shuffles.
 constexpr int kBlockStep = kThreads / 32 * kWarpStep;
 __device__ float block_spmv(const tut::cg::DeviceCsr& A, const float* p, const float* p_own, float* q_own,
                             const BlockRows& rows) {
     const int count = rows.count;
     const int lane32 = threadIdx.x % 32, lane = lane32 % kLanes, sub = lane32 / kLanes, warp = threadIdx.x / 32;
-    auto load_bounds = [&](int first, int* begin, int* end) {  // first: a local row number
-        const int first_row = first < count ? rows.first + first : 0;
-#pragma unroll
-        for (int i = 0; i < kRowsPerSub; ++i) {
-            const bool mine = first + sub + i * kSubs < count;
-            const int row = first_row + sub + i * kSubs;
-            begin[i] = mine ? __ldg(A.row_ptr + row) : 0;
-            end[i] = mine ? __ldg(A.row_ptr + row + 1) : 0;
-        }
-    };
-    auto load_quads = [&](const int* begin, const int* end, int4* column, float4* value) {
-#pragma unroll
-        for (int i = 0; i < kRowsPerSub; ++i) {
-            const int quad = begin[i] / 4 + lane;
-            if (4 * quad < end[i]) {
-                load_quad(A, quad, column[i], value[i]);
-            } else {
-                column[i] = make_int4(0, 0, 0, 0);
-                value[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            }
-        }
-    };
-    // In flight at the top of each step: the quads of this step and the bounds of the next.
-    const int first_step = warp * kWarpStep;
-    int next_begin[kRowsPerSub], next_end[kRowsPerSub], later_begin[kRowsPerSub], later_end[kRowsPerSub];
-    int4 next_column[kRowsPerSub];
-    float4 next_value[kRowsPerSub];
-    load_bounds(first_step, next_begin, next_end);
-    load_quads(next_begin, next_end, next_column, next_value);
-    load_bounds(first_step + kBlockStep, later_begin, later_end);
     float pq = 0.0f;
-    for (int first = first_step; first < count; first += kBlockStep) {
-        int begin[kRowsPerSub], end[kRowsPerSub];
-        int4 column[kRowsPerSub];
-        float4 value[kRowsPerSub];
-#pragma unroll
+    for (int first = warp * kWarpStep; first < count; first += kBlockStep) {
         for (int i = 0; i < kRowsPerSub; ++i) {
-            begin[i] = next_begin[i];
-            end[i] = next_end[i];
-            column[i] = next_column[i];
-            value[i] = next_value[i];
-            next_begin[i] = later_begin[i];
-            next_end[i] = later_end[i];
-        }
-        load_quads(next_begin, next_end, next_column, next_value);  // the next step's, before this one's gathers
-        load_bounds(first + 2 * kBlockStep, later_begin, later_end);
-        float sum[kRowsPerSub];
-#pragma unroll
-        for (int i = 0; i < kRowsPerSub; ++i) {
-            const int first_quad = begin[i] / 4, quads = (end[i] + 3) / 4 - first_quad;
-            sum[i] = lane < quads ? quad_dot(first_quad + lane, begin[i], end[i], column[i], value[i], p) : 0.0f;
-            for (int j = lane + kLanes; j < quads; j += kLanes) {  // rows of more than kLanes quads
-                int4 c;
-                float4 v;
-                load_quad(A, first_quad + j, c, v);
-                sum[i] += quad_dot(first_quad + j, begin[i], end[i], c, v, p);
-            }
-        }
-#pragma unroll
-        for (int i = 0; i < kRowsPerSub; ++i) {
-            for (int offset = kLanes / 2; offset > 0; offset >>= 1)
-                sum[i] += __shfl_xor_sync(0xffffffffu, sum[i], offset, kLanes);
             const int local = first + sub + i * kSubs;
+            int begin = 0, end = 0;
+            if (local < count) {
+                begin = __ldg(A.row_ptr + rows.first + local);
+                end = __ldg(A.row_ptr + rows.first + local + 1);
+            }
+            float sum = 0.0f;
+            for (int k = begin + lane; k < end; k += kLanes) sum += __ldg(A.values + k) * p[__ldg(A.col_idx + k)];
+            for (int offset = kLanes / 2; offset > 0; offset >>= 1)
+                sum += __shfl_xor_sync(0xffffffffu, sum, offset, kLanes);
             if (lane == 0 && local < count) {
-                q_own[local] = sum[i];
-                pq += p_own[local] * sum[i];
+                q_own[local] = sum;
+                pq += p_own[local] * sum;
             }
         }
     }
@@ -360,9 +277,21 @@ class StreamingSolver final : public tut::cg::Solver {
         int device = 0;
         TUT_CUDA(cudaGetDevice(&device));
 
-        // Each block's p and q/z stay in global memory, like every other vector.
-        (void)vectors_on_chip;
-        shared_bytes_ = 0;
+        // Each block's p and q/z in shared memory if the GPU has room for them and the
+        // block's stretch of rows is at most kBlockRowsOnChip long.
+        const int bytes = 2 * kBlockRowsOnChip * int(sizeof(float));
+        int optin = 0;
+        TUT_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+        if (vectors_on_chip && optin >= bytes) {
+            TUT_CUDA(cudaFuncSetAttribute(streaming_cg, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+            const int blocks = blocks_for(bytes);
+            int longest = 0;
+            for (int b = 0; b < blocks; ++b) {
+                longest = std::max(longest, block_rows(A_.n, b, blocks).count);
+            }
+            on_chip_ = longest <= kBlockRowsOnChip;
+        }
+        shared_bytes_ = on_chip_ ? bytes : 0;
         blocks_ = blocks_for(shared_bytes_);
 
         // Every iteration reads the whole matrix once, and the row pointers (8 MB of the
