@@ -182,11 +182,6 @@ def lesson_records(results, track, lesson):
     return out
 
 
-def ratio_label(name, formatter):
-    """'% of cuBLAS', or 'x CPU' for a column of factors (as the README's table names them)."""
-    return ("x %s" if formatter is rj.format_factor else "%% of %s") % name
-
-
 def measured_lines(track, lesson, runs, labels, extras):
     """The markdown of the measured table of one lesson over every GPU."""
     per_gpu = [lesson_records(r, track, lesson) for r in runs]
@@ -224,8 +219,8 @@ def measured_lines(track, lesson, runs, labels, extras):
         header.append("peak")
         align.append("---")
     per_gpu_columns = ["value"] + (["library"] if has_library else []) + (["peak"] if has_peak else []) + extras
-    library_label = ratio_label(rj.YARDSTICKS.get(track, ("library", "peak"))[0], library_format)
-    peak_label = ratio_label(rj.YARDSTICKS.get(track, ("library", "peak"))[1], peak_format)
+    library_label = rj.ratio_label(rj.YARDSTICKS.get(track, ("library", "peak"))[0], library_format)
+    peak_label = rj.ratio_label(rj.YARDSTICKS.get(track, ("library", "peak"))[1], peak_format)
     for label in labels:
         for column in per_gpu_columns:
             if column == "value":
@@ -266,16 +261,11 @@ def measured_lines(track, lesson, runs, labels, extras):
     lines = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "|".join(align) + "|"]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     notes = []
-    for named, in_column, what in ((library_names, library_column,
-                                    library_label.replace("%", "%%") + ": %s, measured in the same run"),
-                                   (peak_names, peak_column, peak_label.replace("%", "%%") + ": %s")):
+    for named, in_column, label, tail in ((library_names, library_column, library_label, ", measured in the same run"),
+                                          (peak_names, peak_column, peak_label, "")):
         common = Counter(v for v in named.values() if v)
         if common and not in_column:
-            name = common.most_common(1)[0][0]
-            noun = what.split(":", 1)[0].split(" of ", 1)[-1].lstrip("x ")  # 'bandwidth floor', 'CPU'
-            if name.lower().startswith(noun.lower() + ": "):  # not 'bandwidth floor: bandwidth floor: ...'
-                name = name[len(noun) + 2:]
-            notes.append(what % name)
+            notes.append("%s: %s%s" % (label, rj.without_label(label, common.most_common(1)[0][0]), tail))
     if notes:
         lines += ["", "; ".join(cell(n) for n in notes) + "."]
     return lines

@@ -143,11 +143,6 @@ def yardstick_name(name):
     return " ".join("".join(out).split())
 
 
-def ratio_header(label, name, formatter):
-    """'H100 % of cuBLAS', or 'H100 x CPU' for a column of factors."""
-    return ("%s x %s" if formatter is rj.format_factor else "%s %% of %s") % (label, name)
-
-
 def cell(s):
     """Text safe inside a markdown table cell."""
     return str(s).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").strip()
@@ -158,10 +153,7 @@ def name_note(label, chosen, name_key, ratio_key, value_key):
     that starts with what the label already says ('% of bandwidth floor: bandwidth floor: ...')
     is not said twice."""
     names = reference_names(chosen, name_key, ratio_key, value_key)
-    said = label.split(" of ", 1)[-1] if label.startswith("% of ") else label[2:] if label.startswith("x ") else ""
-    if said:
-        names = {row: name[len(said) + 2:].strip() if name.lower().startswith(said.lower() + ": ") else name
-                 for row, name in names.items()}
+    names = {row: rj.without_label(label, name) for row, name in names.items()}
     if not names:
         return None
     counts = Counter(name for name in names.values() if name)
@@ -222,8 +214,8 @@ def track_table(track, runs, labels):
 
     header = ["lesson", "variant", "size"] + (["yardstick"] if yardstick_column else [])
     align = ["---"] * len(header)
-    library_header = ratio_header("", library_name, library_format).strip()
-    peak_header = ratio_header("", peak_name, peak_format).strip()
+    library_header = rj.ratio_label(library_name, library_format)
+    peak_header = rj.ratio_label(peak_name, peak_format)
     for label in labels:
         header.append("%s %s" % (label, unit or "value"))
         align.append("---:")

@@ -162,6 +162,20 @@ YARDSTICKS = {
 }
 
 
+def ratio_label(name, formatter):
+    """'% of cuBLAS', or 'x CPU' for a column of factors: how every table names a ratio column."""
+    return ("x %s" if formatter is format_factor else "%% of %s") % name
+
+
+def without_label(label, name):
+    """A reference's `name` without what its column `label` already says: under '% of bandwidth
+    floor', 'bandwidth floor: bytes ...' -> 'bytes ...'."""
+    said = label.split(" of ", 1)[-1] if label.startswith("% of ") else label[2:] if label.startswith("x ") else ""
+    if said and name.lower().startswith(said.lower() + ": "):
+        return name[len(said) + 2:].strip()
+    return name
+
+
 # Lessons renumbered after a results file was measured: (track, lesson as recorded) -> the lesson
 # that holds the same program now, or None for a lesson whose program was split between new
 # lessons (its records are left out until the tour measures them). The tour writes the current
