@@ -245,9 +245,16 @@ def materialize(path, root=REPO):
 
 def write_submission(path, out_dir, root=REPO):
     """Writes the submission of bank file `path` as out_dir/<track>/<lesson>/<mistake>.cu
-    and returns that path."""
+    and returns that path. A file that already holds it is left as it is (so the build
+    compiles it again only when it changes)."""
     out = Path(out_dir) / lesson_of(path) / (Path(path).stem + ".cu")
-    write_text(out, materialize(path, root))
+    text = materialize(path, root)
+    try:
+        if read_text(out) == text:
+            return out
+    except (OSError, UnicodeDecodeError):
+        pass
+    write_text(out, text)
     return out
 
 
