@@ -7,8 +7,8 @@
 copy writes lessons/ and common/ of the assignment under DEST; list prints their paths.
 autograder/build_zip.sh and autograder/classroom.py --template use it.
 
-Never shipped: common/checks/wrong/, the bank of known-wrong submissions (each is a
-solution with one mistake in it).
+Never shipped: common/checks/wrong/, the bank of known-wrong submissions (each a diff
+that puts one mistake into a solution or an exercise).
 
 Without --up-to: every lesson, and all of common/ (the tracks to grade are chosen at
 grading time). With --up-to <track>/<NN> (NN, or NN_name): the lessons of that track up to

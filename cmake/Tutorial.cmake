@@ -22,11 +22,14 @@
 # ships lessons 1..k of a track: autograder/build_zip.sh --up-to) is skipped; configure
 # names all such lessons in one line.
 #
-# The bank of known-wrong submissions, common/checks/wrong/<track>/<lesson>/*.cu (each a
-# complete replacement of the lesson's exercise file), is compiled by the target wrong-bank
-# (part of the default build when the checks are): each file once, to PTX only, with the
-# exercise object's definitions, include directories and architecture. scripts/grade.py
-# --self-test grades them; scripts/wrong_bank.py checks their headers (CTest cpu/wrong-bank).
+# The bank of known-wrong submissions, common/checks/wrong/<track>/<lesson>/*.diff (each a
+# header and a diff against the lesson's solution or exercise, whose result replaces the
+# exercise file), is compiled by the target wrong-bank (part of the default build when the
+# checks are): scripts/wrong_bank.py writes each submission to build/wrong-bank/ (again
+# when its diff, the lesson's solution or exercise, or the script changes), which is compiled
+# once, to PTX only, with the exercise object's definitions, include directories and
+# architecture. scripts/grade.py --self-test grades them; scripts/wrong_bank.py checks them
+# (CTest cpu/wrong-bank).
 #
 # For each tree (the exercises in TUT_LESSONS_DIR, the solutions in TUT_SOLUTIONS_DIR)
 # it builds, from <tree>/<track>/<lesson>/<source>:
@@ -131,17 +134,34 @@ function(tut_ptx_architecture out archs)
   set(${out} ${pick} PARENT_SCOPE)
 endfunction()
 
-# The lesson's files of the bank of known-wrong submissions, compiled to PTX as its exercise
-# object `exercise_obj` is compiled (the remaining arguments: its libraries), as part of the
-# target wrong-bank. Nothing when the lesson has none.
+# The lesson's submissions of the bank of known-wrong submissions, written from their
+# .diff files and compiled to PTX as its exercise object `exercise_obj` is compiled (the
+# remaining arguments: its libraries), as part of the target wrong-bank. Nothing when the
+# lesson has none.
 function(tut_wrong_bank track lesson exercise_obj)
   if(NOT TARGET wrong-bank)
     return()
   endif()
-  file(GLOB files CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/common/checks/wrong/${track}/${lesson}/*.cu)
-  if(NOT files)
+  file(GLOB diffs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/common/checks/wrong/${track}/${lesson}/*.diff)
+  if(NOT diffs)
     return()
   endif()
+  # a diff's base is the lesson's solution or its exercise (its "// base:" line): either
+  # one changing writes the submission again
+  file(GLOB bases ${CMAKE_SOURCE_DIR}/lessons/${track}/${lesson}/*.cu
+                  ${CMAKE_SOURCE_DIR}/solutions/${track}/${lesson}/*.cu)
+  set(files "")
+  foreach(diff IN LISTS diffs)
+    get_filename_component(stem ${diff} NAME_WLE)
+    set(cu ${CMAKE_BINARY_DIR}/wrong-bank/${track}/${lesson}/${stem}.cu)
+    add_custom_command(OUTPUT ${cu}
+      COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/scripts/wrong_bank.py --root ${CMAKE_SOURCE_DIR}
+              --materialize ${CMAKE_BINARY_DIR}/wrong-bank ${diff}
+      DEPENDS ${diff} ${bases} ${CMAKE_SOURCE_DIR}/scripts/wrong_bank.py
+      COMMENT "Writing the known-wrong submission ${track}/${lesson}/${stem}.cu"
+      VERBATIM)
+    list(APPEND files ${cu})
+  endforeach()
   set(t wrong-${track}-${lesson})
   add_library(${t} OBJECT ${files})
   target_compile_definitions(${t} PRIVATE main=tut_lesson_main)

@@ -48,9 +48,10 @@ cost is printed per lesson (about 2 to 20 s on an H100).
 
 Self-test (--self-test). The pristine exercises must score 0 on their [exercise] cases,
 the solutions full points (with CTest's time limits, their check times measured). Then the
-bank of known-wrong submissions (common/checks/wrong/<track>/<lesson>/*.cu) is graded in
-rounds: round r lays the r-th file (by name) of every lesson that has one over a copy of
-lessons/ and grades those lessons (a build dir of its own under --out). Each must score
+bank of known-wrong submissions (common/checks/wrong/<track>/<lesson>/*.diff, each written
+out as its submission by scripts/wrong_bank.py under --out) is graded in rounds: round r
+lays the r-th submission (by name) of every lesson that has one over a copy of lessons/ and
+grades those lessons (a build dir of its own under --out). Each must score
 short of full: a wrong submission at full marks, or one that does not compile, fails the
 self-test; with --sanitize, a race must be caught by the sanitizer case. The table lesson |
 mistake | kind | caught by | declared is printed and written to --out/wrong-bank.md.
@@ -1457,17 +1458,33 @@ def wrong_only_matches(name, pattern):
 
 
 def wrong_bank_files(bank_dir, names, wrong_only=()):
-    """{lesson: its files, sorted by name} for the lessons `names` (in that order) that the
-    bank has files for, narrowed to the --wrong-only lessons when there are any."""
+    """{lesson: its .diff files, sorted by name} for the lessons `names` (in that order) that
+    the bank has files for, narrowed to the --wrong-only lessons when there are any."""
     out = {}
     for name in names:
         if wrong_only and not any(wrong_only_matches(name, w) for w in wrong_only):
             continue
         folder = Path(bank_dir) / name
-        files = sorted(folder.glob("*.cu")) if folder.is_dir() else []
+        files = sorted(folder.glob("*.diff")) if folder.is_dir() else []
         if files:
             out[name] = files
     return out
+
+
+def write_submissions(bank, out_dir):
+    """The submissions of the bank's files `bank` ({lesson: .diff files}), written by
+    scripts/wrong_bank.py under out_dir as <track>/<lesson>/<mistake>.cu: ({lesson: those
+    files}, a problem for each bank file that does not apply to its base)."""
+    import wrong_bank  # scripts/wrong_bank.py: needed by the self-test only
+
+    out, problems = {}, []
+    for name, files in bank.items():
+        for path in files:
+            try:
+                out.setdefault(name, []).append(wrong_bank.write_submission(path, out_dir, REPO))
+            except wrong_bank.DiffError as e:
+                problems.append(f"{name}: {e}")
+    return out, problems
 
 
 def wrong_bank_rounds(bank):
@@ -1477,7 +1494,7 @@ def wrong_bank_rounds(bank):
 
 
 def wrong_header(path):
-    """The `wrong:`, `caught by:` and `kind:` lines of a bank file (scripts/wrong_bank.py)."""
+    """The `wrong:`, `caught by:` and `kind:` lines of a submission (scripts/wrong_bank.py)."""
     import wrong_bank  # scripts/wrong_bank.py: needed by the self-test only
 
     fields, _ = wrong_bank.parse_header(Path(path).read_text(errors="replace"))
@@ -1583,7 +1600,7 @@ def wrong_bank_self_test(out, entries, bank_dir, wrong_only, tracks, jobs, run_j
     by_name = dict(zip(names, entries))
     bank = wrong_bank_files(bank_dir, names, wrong_only)
     elsewhere = sorted(f"{p.parent.name}/{p.name}" for p in Path(bank_dir).glob("*/*")
-                       if p.is_dir() and f"{p.parent.name}/{p.name}" not in by_name and any(p.glob("*.cu")))
+                       if p.is_dir() and f"{p.parent.name}/{p.name}" not in by_name and any(p.glob("*.diff")))
     if elsewhere and not wrong_only:
         listing = ", ".join(elsewhere) if len(elsewhere) <= 10 else f"{', '.join(elsewhere[:10])}, ..."
         print(f"wrong bank: {len(elsewhere)} lesson(s) not graded here (not in this build, or left out by --only): "
@@ -1592,12 +1609,14 @@ def wrong_bank_self_test(out, entries, bank_dir, wrong_only, tracks, jobs, run_j
         print("wrong bank: no known-wrong submission for the lessons graded here")
         return [], []
     work = out / "wrong-bank"
-    tree = work / "lessons"
-    if tree.exists():
-        shutil.rmtree(tree)
+    tree, made = work / "lessons", work / "submissions"
+    for folder in (tree, made):
+        if folder.exists():
+            shutil.rmtree(folder)
     shutil.copytree(REPO / "lessons", tree)
+    bank, problems = write_submissions(bank, made)
     rounds = wrong_bank_rounds(bank)
-    rows, problems = [], []
+    rows = []
     start = time.monotonic()
     for r, files in enumerate(rounds, 1):
         for name, path in files.items():

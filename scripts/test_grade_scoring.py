@@ -17,6 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import grade  # noqa: E402
 import sanitize  # noqa: E402
+import wrong_bank  # noqa: E402
 from test_autograder import validate_gradescope  # noqa: E402
 
 # A stand-in Catch2 check program. Its spec (JSON) lists, per run kind, the cases and
@@ -378,21 +379,31 @@ def wrong_file(path, lesson, caught_by="matches", kind="edges", body="// body\n"
     return path
 
 
+def wrong_diff(path, lesson, marker):
+    """A bank file (.diff) at `path`: the lesson's exercise of this repository with the line
+    `marker` added at its end."""
+    exercise = wrong_bank.read_text(wrong_bank.REPO / wrong_bank.base_file(wrong_bank.REPO, lesson, "exercise"))
+    text = f"// wrong: {lesson}: a mistake in {path.stem}\n// caught by: matches\n// kind: edges\n{exercise}{marker}\n"
+    _, diff = wrong_bank.to_diff(text, wrong_bank.REPO)
+    wrong_bank.write_text(path, diff)
+    return path
+
+
 class WrongBankPieces(unittest.TestCase):
     def test_files_rounds_and_wrong_only(self):
         with tempfile.TemporaryDirectory() as bank:
             bank = Path(bank)
-            for name in ("b.cu", "a.cu", "c.cu"):
+            for name in ("b.diff", "a.diff", "c.diff", "not_a_bank_file.cu"):
                 wrong_file(bank / "sgemm" / "05_shared_tiling" / name, "sgemm/05_shared_tiling")
-            wrong_file(bank / "reduction" / "05_unroll_last_warp" / "x.cu", "reduction/05_unroll_last_warp")
+            wrong_file(bank / "reduction" / "05_unroll_last_warp" / "x.diff", "reduction/05_unroll_last_warp")
             names = ["sgemm/05_shared_tiling", "sgemm/06_granularity", "reduction/05_unroll_last_warp"]
             files = grade.wrong_bank_files(bank, names)
             self.assertEqual(list(files), ["sgemm/05_shared_tiling", "reduction/05_unroll_last_warp"])
-            self.assertEqual([p.name for p in files["sgemm/05_shared_tiling"]], ["a.cu", "b.cu", "c.cu"])
+            self.assertEqual([p.name for p in files["sgemm/05_shared_tiling"]], ["a.diff", "b.diff", "c.diff"])
             rounds = grade.wrong_bank_rounds(files)
             self.assertEqual([sorted(r) for r in rounds], [["reduction/05_unroll_last_warp", "sgemm/05_shared_tiling"],
                                                            ["sgemm/05_shared_tiling"], ["sgemm/05_shared_tiling"]])
-            self.assertEqual(rounds[1]["sgemm/05_shared_tiling"].name, "b.cu")
+            self.assertEqual(rounds[1]["sgemm/05_shared_tiling"].name, "b.diff")
             self.assertEqual(list(grade.wrong_bank_files(bank, names, ["sgemm/05"])), ["sgemm/05_shared_tiling"])
             self.assertEqual(list(grade.wrong_bank_files(bank, names, ["reduction/05_unroll_last_warp"])),
                              ["reduction/05_unroll_last_warp"])
@@ -452,13 +463,17 @@ class SelfTestWithBank(unittest.TestCase):
 
     LESSONS = (("reduction", "05_unroll_last_warp", "unroll_last_warp.cu"), ("sgemm", "01_naive", "naive.cu"))
 
-    def run_self_test(self, bank_files, **kw):
+    def run_self_test(self, bank_files, spoil=None, **kw):
+        """The self-test over a bank of {(track, lesson): [(submission's name, marker)]};
+        spoil(bank dir) may change its files first."""
         with tempfile.TemporaryDirectory() as d:
             d = Path(d)
             bank = d / "bank"
             for (track, lesson), files in bank_files.items():
                 for name, marker in files:
-                    wrong_file(bank / track / lesson / name, f"{track}/{lesson}", body=marker + "\n")
+                    wrong_diff(bank / track / lesson / Path(name).with_suffix(".diff"), f"{track}/{lesson}", marker)
+            if spoil:
+                spoil(bank)
             (d / "build").mkdir()
             (d / "build" / "tut_build_info.json").write_text('{"catch_major": 2}')
             calls = []
@@ -551,6 +566,20 @@ class SelfTestWithBank(unittest.TestCase):
         rc, out, table, _ = self.run_self_test({})
         self.assertEqual(rc, 0)
         self.assertIn("no known-wrong submission", out)
+
+    def test_a_bank_file_that_does_not_apply_fails_and_the_others_are_graded(self):
+        bank = {("reduction", "05_unroll_last_warp"): [("a.cu", "MARK")], ("sgemm", "01_naive"): [("b.cu", "MARK")]}
+
+        def spoil(folder):
+            path = folder / "sgemm" / "01_naive" / "b.diff"
+            path.write_text(path.read_text().replace("\n ", "\n drifted ", 1))  # hunk 1's first context line
+
+        rc, out, table, _ = self.run_self_test(bank, spoil=spoil)
+        self.assertEqual(rc, 1)
+        self.assertRegex(out, r"SELF-TEST FAILURE: sgemm/01_naive: \S*/bank/sgemm/01_naive/b\.diff: "
+                              r"hunk 1 .*, line \d+: lessons/sgemm/01_naive/naive\.cu line \d+ should read")
+        self.assertIn("wrong-bank self-test: 1 caught, 0 failed (1 known-wrong submission(s))", out)
+        self.assertIn("| reduction/05_unroll_last_warp | `a.cu`: a mistake in a |", table)
 
 
 class Calibrate(unittest.TestCase):
