@@ -1,5 +1,6 @@
 // Checks for sgemm/02_unified_memory: four host-to-host pipelines, any N in 1..8192.
-// The exercise is the prefetch of managed memory (lesson::prefetch_to_gpu/_to_host).
+// The exercise is the prefetch of managed memory: the mechanism (lesson::prefetch_to_gpu/_to_host)
+// and the pipeline's decisions, which matrix moves where (lesson::prefetch_before/after_kernel).
 // The largest size is checked once, with the prefetching pipeline; the others stop at 4099.
 #include "sgemm_check_inputs.hpp"
 
@@ -15,6 +16,8 @@ using Pipeline = tut::Variant<void(int n, const float* A, const float* B, float*
 std::vector<Pipeline> variants();
 void prefetch_to_gpu(const void* p, size_t bytes);
 void prefetch_to_host(const void* p, size_t bytes);
+void prefetch_before_kernel(const float* A, const float* B, const float* C, size_t bytes);
+void prefetch_after_kernel(const float* A, const float* B, const float* C, size_t bytes);
 }  // namespace lesson
 
 using namespace sgemm_checks;
@@ -79,6 +82,8 @@ struct ManagedProbe {
     ManagedProbe(const ManagedProbe&) = delete;
     ManagedProbe& operator=(const ManagedProbe&) = delete;
 
+    const float* floats() const { return static_cast<const float*>(p); }
+
     // Where the driver says the whole range was last prefetched to (type, id).
     std::pair<cudaMemLocationType, int> last_prefetch() const {
         cudaMemLocationType type = cudaMemLocationTypeInvalid;
@@ -133,6 +138,47 @@ void require_prefetch_to_host_works() {
     REQUIRE(type == cudaMemLocationTypeHost);
 }
 
+// The pipeline's decisions: before the kernel A, B and C go to this GPU (A and B were written
+// by the host, C is created where the kernel writes it); after it only C comes back, the one
+// matrix the host reads. The driver reports each range's last requested prefetch location.
+void require_pipeline_moves() {
+    require_managed_prefetch_supported();
+    int device = 0;
+    TUT_CUDA(cudaGetDevice(&device));
+    ManagedProbe A, B, C;
+    const char* names[] = {"A", "B", "C"};
+    const ManagedProbe* probes[] = {&A, &B, &C};
+    INFO(tut_checks::exercise_hint());
+    REQUIRE_NOTHROW(lesson::prefetch_before_kernel(A.floats(), B.floats(), C.floats(), ManagedProbe::kBytes));
+    REQUIRE_NOTHROW(TUT_CUDA(cudaDeviceSynchronize()));
+    for (int m = 0; m < 3; ++m) {
+        const auto [type, id] = probes[m]->last_prefetch();
+        INFO("after lesson::prefetch_before_kernel(A, B, C, bytes), the driver must report all of " << names[m]
+             << " as last prefetched to GPU " << device << ": the kernel reads A and B and writes C, and every "
+             << "page left behind costs the kernel a page fault");
+        CAPTURE(static_cast<int>(type), id);
+        REQUIRE(type == cudaMemLocationTypeDevice);
+        REQUIRE(id == device);
+    }
+    REQUIRE_NOTHROW(lesson::prefetch_after_kernel(A.floats(), B.floats(), C.floats(), ManagedProbe::kBytes));
+    REQUIRE_NOTHROW(TUT_CUDA(cudaDeviceSynchronize()));
+    {
+        const auto [type, id] = C.last_prefetch();
+        INFO("after lesson::prefetch_after_kernel(A, B, C, bytes), the driver must report all of C as last "
+             "prefetched to the host: the host reads it next");
+        CAPTURE(static_cast<int>(type), id);
+        REQUIRE(type == cudaMemLocationTypeHost);
+    }
+    for (int m = 0; m < 2; ++m) {
+        const auto [type, id] = probes[m]->last_prefetch();
+        INFO("after lesson::prefetch_after_kernel(A, B, C, bytes), " << names[m] << " must still be last prefetched "
+             << "to GPU " << device << ": the host frees it without reading it, so moving it back costs PCIe time "
+             << "for nothing");
+        CAPTURE(static_cast<int>(type), id);
+        REQUIRE(type == cudaMemLocationTypeDevice);
+    }
+}
+
 }  // namespace
 
 TEST_CASE("sgemm/02_unified_memory: prefetch_to_gpu moves managed pages to this GPU", "[exercise]") {
@@ -143,10 +189,17 @@ TEST_CASE("sgemm/02_unified_memory: prefetch_to_host moves managed pages back to
     require_prefetch_to_host_works();
 }
 
+TEST_CASE("sgemm/02_unified_memory: the pipeline moves A, B and C to the GPU before the kernel and only C back "
+          "after it",
+          "[exercise]") {
+    require_pipeline_moves();
+}
+
 TEST_CASE("sgemm/02_unified_memory: the managed prefetch pipeline prefetches and is right up to N = 8192",
           "[exercise]") {
     require_prefetch_to_gpu_works();
     require_prefetch_to_host_works();
+    require_pipeline_moves();
     const Pipeline prefetching = pipelines(kPrefetching).front();
     for (int n : kSmallSizes) check_pipeline(prefetching, n);
     for (int n : kLargeSizes) check_pipeline(prefetching, n);

@@ -46,14 +46,23 @@ __global__ void gather_precomputed(int rows, int total, int stride_div, int stri
     int j = blockIdx.x * blockDim.x + threadIdx.x;
     int col = j / rows, row = j % rows;
     for (; j < total; j += stride) {
-        const int index = kConstant ? c_indices[col] : indices[col];
-        tgt[j] = src[index * rows + row];
-        col += stride_div;
-        row += stride_rem;
-        if (row >= rows) {  // row < rows and stride_rem < rows, so one carry is enough
-            row -= rows;
-            ++col;
-        }
+        // TODO(exercise) part 1 of 2: the kernel's use of the precomputed values. Element j is
+        //   tgt(row, col) = src(row, index of column col); gather it, then move (col, row) on to
+        //   element j + stride.
+        //   - The index: kConstant, fixed at compile time, names this kernel's path. Which memory
+        //     does each path read the index from, and which copy of the indices is that?
+        //   - A warp's 32 lanes read the index of their column together. How many different
+        //     addresses is that, mostly, and why does that suit the constant cache (above)?
+        //   - The step is lesson 04's, additions only, but the stride's whole columns and leftover
+        //     rows now come in as arguments (part 2 computes them): no / or % inside this loop.
+        (void)stride_div;  // unused until the TODO is done
+        (void)stride_rem;
+        (void)src;
+        (void)c_indices;
+        (void)indices;
+        (void)tgt;
+        (void)col;
+        (void)row;
     }
 }
 
@@ -77,23 +86,23 @@ std::string run_precomputed(const tut::bandwidth::GatherInput& in, float* tgt) {
     const int total = in.rows * in.count;
     const int blocks =
         kClassic ? kClassicBlocks : tut::bandwidth::full_grid_blocks(gather_precomputed<true>, kThreads, total);
-    // TODO(exercise): the host's share of the work, done once per launch.
-    //   1. The kernel moves (col, row) on by the grid's stride with additions only, and
-    //      takes the stride's whole columns and leftover rows as arguments: compute them
-    //      here, where the grid is known, instead of in every thread.
-    //   2. On the __constant__ path the kernel reads the indices from c_indices, which
-    //      holds whatever the last upload left there. Before that launch, fill it with
-    //      this call's in.count indices. They are already in device memory (in.indices),
-    //      so they need not come back through the host; the upload must be ordered
-    //      before the kernel on the same stream, and every CUDA call checked (TUT_CUDA).
-    //      Hint: the runtime copies into a __constant__ symbol with calls of its own
-    //      (Programming Guide, "Device Memory"); one is asynchronous and takes a kind.
-    const int stride_div = 0, stride_rem = 0;
-    if (!kReadOnlyOnly && fits_constant(in)) {
-        gather_precomputed<true><<<blocks, kThreads>>>(in.rows, total, stride_div, stride_rem, in.src, in.indices, tgt);
-    } else {
-        gather_precomputed<false><<<blocks, kThreads>>>(in.rows, total, stride_div, stride_rem, in.src, in.indices, tgt);
-    }
+    // TODO(exercise) part 2 of 2: the host's share of the work, done once per launch, and the
+    //   launch itself: gather_precomputed<true> (the __constant__ path) or <false> (the read-only
+    //   cache), blocks x kThreads threads.
+    //   1. The split: the kernel moves (col, row) on by the grid's stride with additions only and
+    //      takes the stride's whole columns and leftover rows as arguments. What is the stride of
+    //      this launch, and why is this the place to divide it?
+    //   2. The table: on the __constant__ path the kernel reads c_indices, which holds whatever the
+    //      last upload left there. Before that launch, fill it with this call's in.count indices.
+    //      They are already in device memory (in.indices), so they need not come back through the
+    //      host; the upload must be ordered before the kernel on the same stream, and every CUDA
+    //      call checked (TUT_CUDA). Hint: the runtime copies into a __constant__ symbol with calls
+    //      of its own (Programming Guide, "Device Memory"); one is asynchronous and takes a kind.
+    //      What unit does its size count in?
+    //   3. The choice: `path` above names the path this call reports. Which launches may take the
+    //      __constant__ path, given what this variant asks for and what c_indices can hold?
+    (void)total;  // unused until the TODO is done
+    (void)blocks;
     TUT_LAUNCH("gather_precomputed");
     return path;
 }

@@ -11,7 +11,7 @@
 //   "explicit pageable"   new[] on the host, cudaMalloc on the GPU, cudaMemcpy between
 //   "explicit pinned"     the same with cudaMallocHost (page-locked) host buffers
 //   "managed"             cudaMallocManaged: one pointer for both, pages migrate on demand
-//   "managed prefetch"    the same, with prefetch_to_gpu() / prefetch_to_host() moving pages in bulk
+//   "managed prefetch"    the same, with prefetch_before_kernel() / prefetch_after_kernel() moving pages in bulk
 // After the table: cudaMemcpy bandwidth of one matrix from pageable and from pinned memory.
 //
 // C = A * B, N x N, row-major: element (i, j) lives at M[i * N + j].
@@ -27,28 +27,55 @@ namespace lesson {
 // stream: large DMA transfers instead of one GPU page fault (and a small migration) per page
 // the kernel touches first. Pages never touched are created directly on the GPU.
 void prefetch_to_gpu(const void* p, size_t bytes) {
-    // TODO(exercise) part 1 of 2: move the pages of [p, p + bytes) to the GPU this program
-    //   runs on, in bulk, before the kernel touches them.
-    //   - Without this, a page moves only when a warp first touches it: the warp stalls on
-    //     a GPU page fault while the driver migrates a few pages. The runtime can instead
-    //     move a whole range ahead of time with large DMA transfers; the README names the
-    //     call, and its declaration in cuda_runtime_api.h documents every argument.
-    //   - In CUDA 13 the destination is a cudaMemLocation, not a device number: which
-    //     location type means a GPU, and which GPU is the current one?
-    //   - The kernel is launched on the default stream right after this returns: the move
+    // TODO(exercise) part 1 of 2, the mechanism: move the pages of [p, p + bytes) to the GPU
+    //   this program runs on, in bulk, ahead of whoever touches them next.
+    //   - Without a prefetch, a page moves only when a warp first touches it: the warp stalls on
+    //     a GPU page fault while the driver migrates a few pages. The runtime can instead move a
+    //     whole range ahead of time with large DMA transfers; the README names the call, and its
+    //     declaration in cuda_runtime_api.h documents every argument.
+    //   - In CUDA 13 the destination is a cudaMemLocation, not a device number: which location
+    //     type means a GPU, and which GPU is the current one?
+    //   - The kernel is launched on the default stream after the pipeline's prefetches: the move
     //     must be ordered before it, without blocking the host.
     //   - Check every CUDA call with TUT_CUDA, as the rest of this file does.
-    //   Until this is done the "managed prefetch" pipeline behaves like "managed".
     (void)p;  // unused until the TODO is done
     (void)bytes;
 }
 
 // Migrates them back to host memory in bulk, so the host's reads do not fault page by page.
 void prefetch_to_host(const void* p, size_t bytes) {
-    // TODO(exercise) part 2 of 2: the same bulk move in the other direction, after the
-    //   kernel, so that the host's reads of C do not fault page by page. Which location type
-    //   is host memory, and does it need an id?
+    // TODO(exercise) part 1 of 2, continued: the same bulk move in the other direction. Which
+    //   location type is host memory, and does it need an id?
     (void)p;  // unused until the TODO is done
+    (void)bytes;
+}
+
+// The "managed prefetch" pipeline's moves before the kernel, in its "to GPU" stage (run_managed
+// below): A and B have just been written by the host, C has not been touched yet.
+void prefetch_before_kernel(const float* A, const float* B, const float* C, size_t bytes) {
+    // TODO(exercise) part 2 of 2, the decisions, here and in prefetch_after_kernel(): which of
+    //   the pipeline's pages move, and where. run_managed<true> calls this right before the
+    //   kernel (its "to GPU" stage) and prefetch_after_kernel() right after it (its "to host"
+    //   stage); then the host reads C and frees all three. Until this is done the "managed
+    //   prefetch" pipeline behaves like "managed": every page moves when someone faults on it.
+    //   - Where are A's pages now, and B's? Which side touches them next?
+    //   - C has not been touched yet: does it have pages anywhere? When the kernel's first write
+    //     reaches one of its pages, where is the page created, and what does the warp wait for?
+    //   - Every page that moves crosses PCIe, in a fault or in a prefetch: move what its next
+    //     user touches, and nothing else.
+    (void)A;  // unused until the TODO is done
+    (void)B;
+    (void)C;
+    (void)bytes;
+}
+
+// Its moves after the kernel, in its "to host" stage: then the host reads C and frees all three.
+void prefetch_after_kernel(const float* A, const float* B, const float* C, size_t bytes) {
+    // TODO(exercise) part 2 of 2, continued: after the kernel, which of the three does the host
+    //   touch again before it frees them, and what would moving the others back cost?
+    (void)A;  // unused until the TODO is done
+    (void)B;
+    (void)C;
     (void)bytes;
 }
 
@@ -230,17 +257,13 @@ void run_managed(int n, const float* hA, const float* hB, float* hC, PipelineTim
     std::copy(hB, hB + count, B.get());
     stage.fill = clock.lap();
 
-    if (kPrefetch) {
-        lesson::prefetch_to_gpu(A.get(), bytes);
-        lesson::prefetch_to_gpu(B.get(), bytes);
-        lesson::prefetch_to_gpu(C.get(), bytes);  // C: created on the GPU before the kernel writes it
-    }
+    if (kPrefetch) lesson::prefetch_before_kernel(A.get(), B.get(), C.get(), bytes);
     stage.to_gpu = clock.lap();
 
     launch_naive(n, A.get(), B.get(), C.get());
     stage.kernel = clock.lap();
 
-    if (kPrefetch) lesson::prefetch_to_host(C.get(), bytes);
+    if (kPrefetch) lesson::prefetch_after_kernel(A.get(), B.get(), C.get(), bytes);
     stage.to_host = clock.lap();
 
     std::copy(C.get(), C.get() + count, hC);

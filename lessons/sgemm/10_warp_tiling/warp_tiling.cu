@@ -40,19 +40,20 @@ struct WarpTile {
     static_assert(kBM % kWM == 0 && kBN % kWN == 0 && (kBM / kWM) * (kBN / kWN) * 32 == kThreads,
                   "the warp tiles cover the block tile, one warp each");
     // First row (of the block tile) of sub-block s of lane row lr in warp row wr; columns likewise.
-    // TODO(exercise): place the lanes' sub-blocks in the warp tile, here and in col(). Lane
-    //   (lr, lc) owns sub-blocks (s, t), s and t in {0, 1}; row(wr, lr, s) is the first of the 4
-    //   rows of sub-block row s, col(wc, lc, t) the first of the 4 columns of sub-block column t,
-    //   both counted in the block tile (warp (wr, wc) owns rows wr * kWM .. and columns wc * kWN ..).
-    //   - Correctness: the fragment loads and the store of C both use these two functions, so C is
-    //     right whenever the 4 sub-blocks of each of the 32 lanes cover the warp's kWM x kWN tile
-    //     exactly once. The checks see nothing more; the profiler sees the rest.
+    // TODO(exercise) part 1 of 2: the warp tile's layout, here and in col(). Lane (lr, lc) owns
+    //   sub-blocks (s, t), s and t in {0, 1}; row(wr, lr, s) is the first of the 4 rows of
+    //   sub-block row s, col(wc, lc, t) the first of the 4 columns of sub-block column t, both
+    //   counted in the block tile (warp (wr, wc) owns rows wr * kWM .. and columns wc * kWN ..).
+    //   - Correctness: the fragment loads (part 2) and the store of C both go through these two
+    //     functions, so C is right whenever the 4 sub-blocks of each of the 32 lanes cover the
+    //     warp's kWM x kWN tile exactly once. The checks see nothing more; the profiler sees the rest.
     //   - Speed: at one k, every lane reads a float4 of Bs at col(wc, lc, t) and one of As at
-    //     row(wr, lr, s). Shared memory serves an LDS.128 eight lanes at a time, 32 banks of 4
-    //     bytes; in lesson 09 eight neighbouring lanes read float4s 32 bytes apart, so they fell
-    //     in pairs on the same four banks at different addresses (a bank conflict: one more
-    //     wavefront). Which spacing of the lanes' float4s leaves no two in the same banks, and
-    //     where must a lane's second sub-block start so that it overlaps no lane's first?
+    //     row(wr, lr, s). Shared memory serves an LDS.128 eight lanes at a time (lanes 0-7, 8-15,
+    //     ...), 32 banks of 4 bytes; in lesson 09 eight neighbouring lanes read float4s 32 bytes
+    //     apart, so they fell in pairs on the same four banks at different addresses (a bank
+    //     conflict: one more wavefront). Which lanes of such a group share lr and which share lc
+    //     (see lr and lc in the kernel)? Which spacing of their float4s leaves no two in the same
+    //     banks, and where must a lane's second sub-block start so that it overlaps no lane's first?
     __device__ static int row(int wr, int lr, int s) {
         (void)wr;  // unused until the TODO is done
         (void)lr;
@@ -99,17 +100,19 @@ __global__ void __launch_bounds__(kThreads, 2) sgemm_warp_tiled(int n, const flo
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < kTileK; ++k) {
-            float a[kTM], b[kTN];
-#pragma unroll
-            for (int s = 0; s < kTM / 4; ++s)
-                *reinterpret_cast<float4*>(&a[4 * s]) = *reinterpret_cast<const float4*>(&As[k][W::row(wr, lr, s)]);
-#pragma unroll
-            for (int t = 0; t < kTN / 4; ++t)
-                *reinterpret_cast<float4*>(&b[4 * t]) = *reinterpret_cast<const float4*>(&Bs[k][W::col(wc, lc, t)]);
-#pragma unroll
-            for (int i = 0; i < kTM; ++i)
-#pragma unroll
-                for (int j = 0; j < kTN; ++j) acc[i][j] += a[i] * b[j];
+            // TODO(exercise) part 2 of 2: step k of the warp tile's outer product. This lane's
+            //   acc[i][j] is the output the store below names: row W::row(wr, lr, i / 4) + i % 4 and
+            //   column W::col(wc, lc, j / 4) + j % 4 of the block tile. At this k it needs A's value
+            //   of that row (in As, stored transposed as in lesson 09) and B's value of that column
+            //   (in Bs). Bring this lane's kTM values of A and kTN values of B into registers, then
+            //   do the kTM x kTN multiply-adds from registers.
+            //   - The lane's rows are not 8 consecutive ones any more, nor its columns: which float4s
+            //     of As[k] and of Bs[k] hold them, and which of the lane's values does each fill?
+            //   - Read 16 bytes at a time (LDS.128): four adjacent floats from a 16-byte boundary. What
+            //     must row() and col() return for that, and along which index of As is A adjacent?
+            //   - The fragments and the kTM x kTN accumulators stay in registers only if every index
+            //     into them is known at compile time once the loops are unrolled; otherwise they go to
+            //     local memory (nvcc -Xptxas -v: stack frame, spill stores).
         }
         __syncthreads();
     }

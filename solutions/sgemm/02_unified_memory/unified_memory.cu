@@ -11,7 +11,7 @@
 //   "explicit pageable"   new[] on the host, cudaMalloc on the GPU, cudaMemcpy between
 //   "explicit pinned"     the same with cudaMallocHost (page-locked) host buffers
 //   "managed"             cudaMallocManaged: one pointer for both, pages migrate on demand
-//   "managed prefetch"    the same, with prefetch_to_gpu() / prefetch_to_host() moving pages in bulk
+//   "managed prefetch"    the same, with prefetch_before_kernel() / prefetch_after_kernel() moving pages in bulk
 // After the table: cudaMemcpy bandwidth of one matrix from pageable and from pinned memory.
 //
 // C = A * B, N x N, row-major: element (i, j) lives at M[i * N + j].
@@ -40,6 +40,21 @@ void prefetch_to_host(const void* p, size_t bytes) {
     cudaMemLocation host{};
     host.type = cudaMemLocationTypeHost;  // the id is ignored for the host
     TUT_CUDA(cudaMemPrefetchAsync(p, bytes, host, 0, nullptr));
+}
+
+// The "managed prefetch" pipeline's moves before the kernel, in its "to GPU" stage (run_managed
+// below): A and B have just been written by the host, C has not been touched yet.
+void prefetch_before_kernel(const float* A, const float* B, const float* C, size_t bytes) {
+    prefetch_to_gpu(A, bytes);
+    prefetch_to_gpu(B, bytes);
+    prefetch_to_gpu(C, bytes);  // C: created on the GPU before the kernel writes it
+}
+
+// Its moves after the kernel, in its "to host" stage: then the host reads C and frees all three.
+void prefetch_after_kernel(const float* A, const float* B, const float* C, size_t bytes) {
+    (void)A;  // the host never reads A or B again: moving them back would cost PCIe time for nothing
+    (void)B;
+    prefetch_to_host(C, bytes);
 }
 
 // Wall-clock milliseconds of each stage of one pipeline (below), which fills it in when asked.
@@ -220,17 +235,13 @@ void run_managed(int n, const float* hA, const float* hB, float* hC, PipelineTim
     std::copy(hB, hB + count, B.get());
     stage.fill = clock.lap();
 
-    if (kPrefetch) {
-        lesson::prefetch_to_gpu(A.get(), bytes);
-        lesson::prefetch_to_gpu(B.get(), bytes);
-        lesson::prefetch_to_gpu(C.get(), bytes);  // C: created on the GPU before the kernel writes it
-    }
+    if (kPrefetch) lesson::prefetch_before_kernel(A.get(), B.get(), C.get(), bytes);
     stage.to_gpu = clock.lap();
 
     launch_naive(n, A.get(), B.get(), C.get());
     stage.kernel = clock.lap();
 
-    if (kPrefetch) lesson::prefetch_to_host(C.get(), bytes);
+    if (kPrefetch) lesson::prefetch_after_kernel(A.get(), B.get(), C.get(), bytes);
     stage.to_host = clock.lap();
 
     std::copy(C.get(), C.get() + count, hC);
