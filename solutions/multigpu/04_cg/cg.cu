@@ -5,7 +5,8 @@
 // plane of the grid from each neighbour. Per iteration: the halo exchange (grouped
 // ncclSend/ncclRecv), the SpMV, and the two dot products summed over the GPUs
 // (ncclAllReduce). Weak scaling (2.1 M rows per GPU) and strong scaling (128^3 and 256^3),
-// with the one-GPU time measured in the same run.
+// with the one-GPU time measured in the same run. A second variant, given, sends the two
+// dot products in one ncclAllReduce: the same solver in Chronopoulos and Gear's form.
 //
 // Build alone (from the repository root; needs MPI and NCCL):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include -ccbin mpicxx \
@@ -18,11 +19,14 @@
 //   direction_kernel    p = z + beta p; the stopping test, on the GPU
 //   exchange_halo       pack what the neighbours need, grouped ncclSend/ncclRecv         (the exercise)
 //   sum_over_gpus       the dot products' partial sums, added over the GPUs (ncclAllReduce) (the exercise)
-//   variant "halo + allreduce"; problems "weak" (128 x 128 x 128 per GPU), "128^3", "256^3"
+//   merged_*            given: Chronopoulos-Gear PCG, the iteration's three sums in one call
+//   variants "halo + allreduce" (the lesson), "halo + one allreduce" (given);
+//   problems "weak" (128 x 128 x 128 per GPU), "128^3", "256^3"
 //
 // Sources: the CG track (lessons/cg: the solver, the stopping rule, b = A x*);
 // NCCL's user guide, "Point-to-point communication" and "Group Calls";
-// NVIDIA cuda-samples conjugateGradientMultiDeviceCG (the same solver on several GPUs).
+// NVIDIA cuda-samples conjugateGradientMultiDeviceCG (the same solver on several GPUs);
+// Chronopoulos & Gear 1989 (one reduction per CG iteration; the CG track's lesson 10).
 #include "tut/buffer.hpp"
 #include "tut/check.hpp"
 #include "tut/cli.hpp"
@@ -43,6 +47,8 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -51,6 +57,16 @@ namespace lesson {
 constexpr int kThreads = 256;
 constexpr int kLanes = 8;  // lanes of a warp that share one row of A (27 nonzeros: 4 steps each)
 constexpr int kWarp = 32;
+
+/// The sums of one iteration of the variant "halo + one allreduce" (given, below), and what
+/// its next iteration needs of this one. The first three are summed over the GPUs in one call.
+struct MergedSlot {
+    double delta;      // (w, u), w = A u
+    double rr;         // (r, r)
+    double gamma;      // (r, u), u = D^-1 r
+    double gamma_old;  // gamma of the iteration before
+    double alpha_old;  // alpha of the iteration before
+};
 
 /// The solver's scalars, on the GPU: the iteration decides everything there, and the host
 /// only looks every few iterations. The first four are sums over the GPUs (each GPU adds
@@ -65,7 +81,8 @@ struct Scalars {
     double threshold;  // tol^2 b . b: stop when r . r <= it
     int done;          // 1: converged or broke down (pq <= 0); the kernels then do nothing
     int breakdown;
-    int iterations;    // SpMVs performed
+    int iterations;    // SpMVs performed (in "halo + one allreduce": updates of x)
+    MergedSlot merged[2];  // "halo + one allreduce" only: one slot per parity of the iteration
 };
 
 template <class T>
@@ -88,18 +105,10 @@ __device__ void block_add(double v, double* out) {
     __syncthreads();
 }
 
-/// q = A p for this GPU's rows, kLanes lanes per row, and p . q (this GPU's part) into s->pq.
+/// q = A p for this GPU's rows, kLanes lanes per row; returns this thread's part of p . q.
 /// p has the halo after the own rows; the columns are local (multigpu_halo.hpp).
-__global__ void spmv_dot_kernel(int rows, const int* __restrict__ row_ptr, const int* __restrict__ col,
-                                const float* __restrict__ val, const float* __restrict__ p, float* __restrict__ q,
-                                Scalars* s, bool stop_test) {
-    if (stop_test && s->done) return;
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        s->iterations += 1;
-        s->rz = s->rz_new;  // the previous iteration's r . z becomes the current one
-        s->rr = 0.0;
-        s->rz_new = 0.0;
-    }
+__device__ double spmv_part(int rows, const int* __restrict__ row_ptr, const int* __restrict__ col,
+                            const float* __restrict__ val, const float* __restrict__ p, float* __restrict__ q) {
     // A warp takes kWarp / kLanes rows at a time; the loop runs over those groups, the same
     // number of times for every lane of the warp, so that every lane reaches every shuffle.
     const int lane = threadIdx.x % kLanes, sub = (threadIdx.x % kWarp) / kLanes;
@@ -117,7 +126,21 @@ __global__ void spmv_dot_kernel(int rows, const int* __restrict__ row_ptr, const
             pq += double(p[i]) * double(sum);
         }
     }
-    block_add(pq, &s->pq);
+    return pq;
+}
+
+/// q = A p for this GPU's rows, and p . q (this GPU's part) into s->pq.
+__global__ void spmv_dot_kernel(int rows, const int* __restrict__ row_ptr, const int* __restrict__ col,
+                                const float* __restrict__ val, const float* __restrict__ p, float* __restrict__ q,
+                                Scalars* s, bool stop_test) {
+    if (stop_test && s->done) return;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        s->iterations += 1;
+        s->rz = s->rz_new;  // the previous iteration's r . z becomes the current one
+        s->rr = 0.0;
+        s->rz_new = 0.0;
+    }
+    block_add(spmv_part(rows, row_ptr, col, val, p, q), &s->pq);
 }
 
 /// alpha = rz / pq; x += alpha p; r -= alpha q; z = D^-1 r; and r . r, r . z (this GPU's parts).
@@ -200,6 +223,106 @@ void sum_over_gpus(double* values, int count, const tut::mg::Ranks& ranks) {
                            ranks.stream));
 }
 
+// ---- Given, not part of the exercise: the variant "halo + one allreduce" ----
+// The iteration above calls NCCL three times: the halo, then p . q (alpha needs it), then
+// r . r and r . z (they need the update that alpha makes). Standard CG cannot send the two
+// sums together: each depends on the other. Chronopoulos and Gear's PCG (the CG track's
+// lesson 10 teaches its recurrences) rearranges the same iteration: with u = D^-1 r the SpMV
+// reads u, w = A u, and s = A p follows by a recurrence, so the update needs no SpMV and
+// the iteration's three sums are all known after its SpMV, ready for one call:
+//   gamma = (r,u), delta = (w,u), rr = (r,r), summed together
+//   stop?  beta = gamma / gamma_old;  alpha = gamma / (delta - beta gamma / alpha_old)
+//   p = u + beta p;  s = w + beta s;  x += alpha p;  r -= alpha s;  u = D^-1 r
+//   the halo of u; w = A u; the next three sums
+// The kernels read the sums of one slot and add the next iteration's into the other (by the
+// parity of the iteration): a kernel whose blocks all read a slot can neither clear it nor
+// add into it, so the slot read now is cleared by the kernel after.
+
+/// u = D^-1 r (r = b), and this GPU's parts of r . r and r . u into merged[0], b . b into s->bb.
+__global__ void merged_init_kernel(int rows, const float* __restrict__ r, float* __restrict__ u,
+                                   const float* __restrict__ dinv, const float* __restrict__ b, Scalars* s) {
+    double rr = 0.0, gamma = 0.0, bb = 0.0;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += gridDim.x * blockDim.x) {
+        const float ui = dinv[i] * r[i];
+        u[i] = ui;
+        rr += double(r[i]) * r[i];
+        gamma += double(r[i]) * ui;
+        bb += double(b[i]) * b[i];
+    }
+    block_add(rr, &s->merged[0].rr);
+    block_add(gamma, &s->merged[0].gamma);
+    block_add(bb, &s->bb);
+}
+
+/// After the first sums: the threshold, and done when b (so r) is already small enough.
+__global__ void merged_start_kernel(Scalars* s, double tol) {
+    s->threshold = tol * tol * s->bb;
+    s->rr = s->merged[0].rr;
+    s->done = s->rr <= s->threshold ? 1 : 0;
+}
+
+/// Iteration `parity`, its sums in merged[parity] (summed over the GPUs): the stopping test,
+/// alpha and beta, the five vector updates, and this GPU's parts of the next r . r and r . u
+/// into merged[1 - parity] (with gamma and alpha for the iteration after). `first`: beta = 0.
+__global__ void merged_update_kernel(int rows, float* __restrict__ x, float* __restrict__ r, float* __restrict__ u,
+                                     float* __restrict__ p, float* __restrict__ sv, const float* __restrict__ w,
+                                     const float* __restrict__ dinv, Scalars* s, int parity, bool first, bool stop_test) {
+    if (stop_test && s->done) return;
+    const MergedSlot cur = s->merged[parity];
+    MergedSlot* next = &s->merged[1 - parity];
+    // Every GPU sees the same sums: all decide alike, as in the kernels above.
+    if (stop_test && cur.rr <= s->threshold) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) {
+            s->rr = cur.rr;
+            s->done = 1;
+        }
+        return;
+    }
+    const double beta = first ? 0.0 : cur.gamma / cur.gamma_old;
+    const double pap = first ? cur.delta : cur.delta - beta * cur.gamma / cur.alpha_old;  // (p, A p)
+    if (stop_test && !(pap > 0.0)) {  // not positive definite (or NaN): stop
+        if (blockIdx.x == 0 && threadIdx.x == 0) s->breakdown = s->done = 1;
+        return;
+    }
+    const double alpha = cur.gamma / pap;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {  // nobody reads these in this kernel
+        s->iterations += 1;
+        next->gamma_old = cur.gamma;
+        next->alpha_old = alpha;
+        next->delta = 0.0;  // merged_spmv_kernel adds into it
+    }
+    const float a = float(alpha), bt = float(beta);
+    double rr = 0.0, gamma = 0.0;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += gridDim.x * blockDim.x) {
+        const float pi = u[i] + bt * p[i];
+        const float si = w[i] + bt * sv[i];
+        p[i] = pi;
+        sv[i] = si;
+        x[i] += a * pi;
+        const float ri = r[i] - a * si;
+        const float ui = dinv[i] * ri;
+        r[i] = ri;
+        u[i] = ui;
+        rr += double(ri) * ri;
+        gamma += double(ri) * ui;
+    }
+    block_add(rr, &next->rr);
+    block_add(gamma, &next->gamma);
+}
+
+/// w = A u (u's halo exchanged) and this GPU's part of u . w into merged[1 - parity], the
+/// slot the update of iteration `parity` filled; clears merged[parity], which it has read.
+__global__ void merged_spmv_kernel(int rows, const int* __restrict__ row_ptr, const int* __restrict__ col,
+                                   const float* __restrict__ val, const float* __restrict__ u, float* __restrict__ w,
+                                   Scalars* s, int parity, bool stop_test) {
+    if (stop_test && s->done) return;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        s->merged[parity].rr = 0.0;
+        s->merged[parity].gamma = 0.0;
+    }
+    block_add(spmv_part(rows, row_ptr, col, val, u, w), &s->merged[1 - parity].delta);
+}
+
 }  // namespace lesson
 
 // ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
@@ -242,25 +365,32 @@ __global__ void residual_kernel(int rows, const float* __restrict__ b, const flo
     lesson::block_add(bb, out + 1);
 }
 
+/// The lesson's variants: the exercise's iteration, and the given one with one sum per iteration.
+const std::vector<std::string> kVariants{"halo + allreduce", "halo + one allreduce"};
+bool merged(const std::string& variant) { return variant == kVariants[1]; }
+
 /// One GPU's share of the solve: its rows (local columns), vectors with room for the halo
-/// (x and p: the SpMV reads through it), the halo plan and buffers, the scalars.
+/// (x, p and u: the SpMV reads through it), the halo plan and buffers, the scalars.
 struct Cg {
     tut::mg::CgCall call;
     tut::mg::RowPartition part;
     tut::mg::HaloPlan plan;
     tut::DeviceBuffer<int> row_ptr, col, send_rows;
     tut::DeviceBuffer<float> val, dinv, b, x, r, z, p, q, send;
+    tut::DeviceBuffer<float> u, w, sv;  // "halo + one allreduce": u = D^-1 r, w = A u, s = A p
     tut::DeviceBuffer<Scalars> scalars, scratch;
     tut::DeviceBuffer<double> sums;
     Scalars* host = nullptr;  // pinned
     lesson::Halo halo{};
     int grid = 0, rows = 0;
+    int step = 0;  // "halo + one allreduce": iterations launched in this solve (their parity)
     long long nnz_total = 0;
     cudaEvent_t start, stop;
 
     explicit Cg(const tut::mg::CgCall& c) : call(c), part(c.problem.rows(), c.ranks.parts) {
         const tut::mg::CgProblem& pr = c.problem;
         if (pr.rows() < 1) throw tut::Unsupported("the grid needs at least one node");
+        use_variant(c.variant);
         const tut::mg::CsrRows mine = tut::mg::diffusion_27pt_rows(pr.nx, pr.ny, pr.nz, part.begin(c.ranks.rank),
                                                                    part.end(c.ranks.rank), pr.seed);
         plan = tut::mg::discover_halo(c.ranks.rank, part, mine.row_ptr, mine.col_idx, mine.values);
@@ -278,7 +408,8 @@ struct Cg {
         const size_t local = size_t(std::max<long long>(plan.local_size(), 1));
         x = tut::DeviceBuffer<float>(local);
         p = tut::DeviceBuffer<float>(local);
-        for (auto* v : {&r, &z, &q}) *v = tut::DeviceBuffer<float>(size_t(std::max(rows, 1)));
+        u = tut::DeviceBuffer<float>(local);
+        for (auto* v : {&r, &z, &q, &w, &sv}) *v = tut::DeviceBuffer<float>(size_t(std::max(rows, 1)));
         send_rows = tut::DeviceBuffer<int>(plan.send_rows);
         send = tut::DeviceBuffer<float>(plan.send_rows.size());
         scalars = tut::DeviceBuffer<Scalars>(1);
@@ -300,8 +431,16 @@ struct Cg {
 
     bool distributed(bool communicate) const { return communicate && call.ranks.parts > 1; }
 
+    /// The same system, solved the way `variant` says; a name the lesson does not have is refused.
+    void use_variant(const std::string& variant) {
+        if (std::find(kVariants.begin(), kVariants.end(), variant) == kVariants.end())
+            throw std::invalid_argument("cg: no variant named '" + variant + "'");
+        call.variant = variant;
+    }
+
     /// x = 0, r = b, z = D^-1 r, p = z; rr, rz and bb summed over the GPUs; the threshold.
     void start_solve(bool communicate) {
+        if (merged(call.variant)) return start_merged(communicate);
         const cudaStream_t s = call.ranks.stream;
         TUT_CUDA(cudaMemsetAsync(x.get(), 0, x.bytes(), s));
         TUT_CUDA(cudaMemsetAsync(p.get(), 0, p.bytes(), s));
@@ -319,9 +458,56 @@ struct Cg {
         TUT_LAUNCH("finish_init_kernel");
     }
 
+    /// "halo + one allreduce": x = p = s = 0, r = b, u = D^-1 r, w = A u (u's halo first); the
+    /// first three sums in one call, b . b in another; the threshold.
+    void start_merged(bool communicate) {
+        const cudaStream_t s = call.ranks.stream;
+        step = 0;
+        TUT_CUDA(cudaMemsetAsync(x.get(), 0, x.bytes(), s));
+        TUT_CUDA(cudaMemsetAsync(p.get(), 0, p.bytes(), s));
+        TUT_CUDA(cudaMemsetAsync(sv.get(), 0, sv.bytes(), s));
+        TUT_CUDA(cudaMemsetAsync(u.get(), 0, u.bytes(), s));
+        TUT_CUDA(cudaMemsetAsync(scalars.get(), 0, sizeof(Scalars), s));
+        if (rows > 0) {
+            TUT_CUDA(cudaMemcpyAsync(r.get(), b.get(), size_t(rows) * sizeof(float), cudaMemcpyDeviceToDevice, s));
+            lesson::merged_init_kernel<<<grid, lesson::kThreads, 0, s>>>(rows, r.get(), u.get(), dinv.get(), b.get(),
+                                                                         scalars.get());
+            TUT_LAUNCH("merged_init_kernel");
+        }
+        if (distributed(communicate)) lesson::exchange_halo(halo, u.get(), call.ranks);
+        // As the SpMV of an iteration before the first (parity 1): its sums go to merged[0].
+        lesson::merged_spmv_kernel<<<grid, lesson::kThreads, 0, s>>>(rows, row_ptr.get(), col.get(), val.get(), u.get(),
+                                                                     w.get(), scalars.get(), 1, false);
+        TUT_LAUNCH("merged_spmv_kernel");
+        if (distributed(communicate)) {
+            lesson::sum_over_gpus(&scalars.get()->merged[0].delta, 3, call.ranks);
+            lesson::sum_over_gpus(&scalars.get()->bb, 1, call.ranks);
+        }
+        lesson::merged_start_kernel<<<1, 1, 0, s>>>(scalars.get(), call.tolerance);
+        TUT_LAUNCH("merged_start_kernel");
+    }
+
+    /// "halo + one allreduce": the update (stopping test, alpha, beta, five vectors, the
+    /// next r.r and r.u), the halo of u, w = A u with u.w; the three sums in one call.
+    void merged_iteration(bool communicate, bool stop_test) {
+        const cudaStream_t s = call.ranks.stream;
+        const int parity = step % 2;
+        lesson::merged_update_kernel<<<grid, lesson::kThreads, 0, s>>>(rows, x.get(), r.get(), u.get(), p.get(),
+                                                                       sv.get(), w.get(), dinv.get(), scalars.get(),
+                                                                       parity, step == 0, stop_test);
+        TUT_LAUNCH("merged_update_kernel");
+        if (distributed(communicate)) lesson::exchange_halo(halo, u.get(), call.ranks);
+        lesson::merged_spmv_kernel<<<grid, lesson::kThreads, 0, s>>>(rows, row_ptr.get(), col.get(), val.get(), u.get(),
+                                                                     w.get(), scalars.get(), parity, stop_test);
+        TUT_LAUNCH("merged_spmv_kernel");
+        if (distributed(communicate)) lesson::sum_over_gpus(&scalars.get()->merged[1 - parity].delta, 3, call.ranks);
+        ++step;
+    }
+
     /// One iteration: the halo of p, q = A p with p.q, its sum; the update with r.r and r.z,
     /// their sums; the stopping test and the new direction.
     void iteration(bool communicate, bool stop_test) {
+        if (merged(call.variant)) return merged_iteration(communicate, stop_test);
         const cudaStream_t s = call.ranks.stream;
         if (distributed(communicate)) lesson::exchange_halo(halo, p.get(), call.ranks);
         lesson::spmv_dot_kernel<<<grid, lesson::kThreads, 0, s>>>(rows, row_ptr.get(), col.get(), val.get(), p.get(),
@@ -345,8 +531,8 @@ struct Cg {
         TUT_CUDA(cudaEventRecord(start, s));
         start_solve(communicate);
         const int batch = 8;
-        const std::string who = call.problem.label() + ", rank " + std::to_string(call.ranks.rank) + " of " +
-                                std::to_string(call.ranks.parts);
+        const std::string who = call.variant + ", " + call.problem.label() + ", rank " + std::to_string(call.ranks.rank) +
+                                " of " + std::to_string(call.ranks.parts);
         if (call.compute_only) {
             tut::mg::progress_detail(who + ": " + std::to_string(call.fixed_iterations) + " iterations, compute only");
             for (int i = 0; i < call.fixed_iterations; ++i) iteration(false, false);
@@ -421,8 +607,9 @@ struct Cg {
 }  // namespace
 
 namespace lesson {
-/// One solve, for the checks: the problem generated, solved once, the true residual in
-/// SolveOutcome::residual and, with call.want_x, the whole x.
+/// One solve, for the checks: the problem generated, solved once (call.variant: "halo +
+/// allreduce" or "halo + one allreduce"), the true residual in SolveOutcome::residual and,
+/// with call.want_x, the whole x.
 tut::mg::SolveOutcome cg_solve(const tut::mg::CgCall& c) {
     Cg cg(c);
     tut::mg::SolveOutcome o = cg.solve();
@@ -461,8 +648,8 @@ struct Timed {
     double compute_ms = 0;       // the same iterations, no communication
     double us_per_iter() const { return 1e3 * ms / std::max(1, timed_iterations); }
 };
-Timed time_cg(const tut::mg::CgCall& c, int repeats, const tut::mg::World* world) {
-    Cg cg(c);
+Timed time_cg(Cg& cg, int repeats, const tut::mg::World* world) {
+    const tut::mg::CgCall as_given = cg.call;  // restored at the end: the system serves every variant
     Timed t;
     t.full = cg.solve();
     t.full.residual = cg.true_residual();
@@ -483,6 +670,7 @@ Timed time_cg(const tut::mg::CgCall& c, int repeats, const tut::mg::World* world
         compute.push_back(cg.solve().ms);
     }
     t.compute_ms = tut::median_of(compute);
+    cg.call = as_given;
     return t;
 }
 
@@ -492,7 +680,7 @@ struct Solver {
     int repeats;
     const tut::mg::World* world;
     double tolerance = 1e-6;
-    Timed time(const tut::mg::CgCall& c) const { return time_cg(c, repeats, world); }
+    Timed time(Cg& cg) const { return time_cg(cg, repeats, world); }
     std::string check(const Timed& t) const {
         if (!t.full.converged) return "did not converge in " + std::to_string(t.full.iterations) + " iterations";
         if (!(t.full.residual <= 1e-5)) return "true residual ||b - A x|| / ||b|| = " + std::to_string(t.full.residual);
@@ -515,7 +703,7 @@ int main(int argc, char** argv) {
     tut::add_run_options(cli, run);
     cli.parse_or_exit(argc, argv);
     tut::finish_run_options(run);
-    if (!tut::variant_is_known("cg", run.variant, std::vector<std::string>{"halo + allreduce"})) return tut::kUsageExitCode;
+    if (!tut::variant_is_known("cg", run.variant, kVariants)) return tut::kUsageExitCode;
     const std::vector<std::string> chosen = tut::mg::name_list_or_exit(cli, only, {"weak", "128^3", "256^3", "24x24x48"}, "problem");
 
     tut::mg::Mpi mpi(argc, argv);
@@ -527,90 +715,100 @@ int main(int argc, char** argv) {
         if (world.root())
             std::printf("%d GPU(s), one process each | NCCL %s | Jacobi PCG, float, tol 1e-6, b = A x*\n", world.size,
                         tut::mg::nccl_version_text().c_str());
-        tut::Table table({"problem", "rows", "iterations", "ms", "us/iter", "compute", "comm", "true residual",
+        tut::Table table({"problem", "variant", "iterations", "ms", "us/iter", "compute", "comm", "true residual",
                           "1 GPU us/iter", "speedup", "efficiency"});
-        const std::string variant = "halo + allreduce";
         const Solver solver{run.repeats, &world};
-        // Per grid: its measurement in this run (on one GPU the weak problem is 128^3), and
-        // the one-GPU time per iteration (weak and 128^3 share theirs): each grid is generated
-        // and measured once.
-        std::map<std::string, Timed> measured;
-        std::map<std::string, double> one_gpu_us;
+        // Each grid is generated once, for every variant (the system is the same; only the
+        // iteration differs), and measured once per variant (on one GPU the weak problem is
+        // 128^3). The one-GPU time per iteration, the yardstick of both variants, is the
+        // lesson's own variant ("halo + allreduce") on one GPU, once per one-GPU grid.
+        std::map<std::string, Timed> measured;     // per grid and variant
+        std::map<std::string, double> one_gpu_us;  // per one-GPU grid
         for (const Problem& pb : problems(world.size, small)) {
             if (!tut::mg::chosen(chosen, pb.name)) continue;
-            tut::mg::CgCall c;
-            c.ranks = {world.rank, world.size, nccl.comm, stream};
-            c.problem = pb.grid;
-            c.variant = variant;
-            c.max_iterations = max_iterations;
-            tut::mg::progress("04_cg: " + pb.name + " (" + pb.grid.label() + ") on " + std::to_string(world.size) + " GPU(s)");
-            if (!measured.count(pb.grid.label())) {
-                tut::NvtxRange range("multigpu/04_cg/" + pb.name);
-                measured[pb.grid.label()] = solver.time(c);
-            }
-            const Timed t = measured[pb.grid.label()];
-            if (const std::string wrong = run.check() ? solver.check(t) : ""; !wrong.empty())
-                throw tut::CudaError(pb.name + " (" + pb.grid.label() + "): " + wrong);
-            const double ms = tut::mg::max_over_ranks(world, t.ms);
-            const double compute = tut::mg::max_over_ranks(world, t.compute_ms);
-            const int it = t.timed_iterations;  // timed; t.full.iterations to converge
-            // The same lesson on one GPU: rank 0 alone (the per-GPU problem for weak scaling).
-            double us1 = 0;
-            if (world.size == 1) {
-                us1 = 1e3 * ms / it;
-            } else if (one_gpu_us.count(pb.one_gpu.label())) {
-                us1 = one_gpu_us[pb.one_gpu.label()];
-            } else {
-                const std::string what = "04_cg: the one-GPU baseline, " + pb.one_gpu.label();
-                tut::mg::progress(what + (world.rank == 0 ? "" : " (rank 0 alone; this rank waits for its result)"));
-                if (world.rank == 0) {
-                    tut::mg::RankLocal alone_section(what);  // no collective may start in here
-                    tut::mg::Nccl alone = tut::mg::Nccl::single();
-                    tut::mg::CgCall one = c;
-                    one.ranks = {0, 1, alone.comm, stream};
-                    one.problem = pb.one_gpu;
-                    us1 = time_cg(one, run.repeats, nullptr).us_per_iter();
+            std::unique_ptr<Cg> system;  // this grid's rows on this GPU, made at its first measurement
+            for (const std::string& variant : kVariants) {
+                if (!run.variant.empty() && variant != run.variant) continue;
+                tut::mg::CgCall c;
+                c.ranks = {world.rank, world.size, nccl.comm, stream};
+                c.problem = pb.grid;
+                c.variant = variant;
+                c.max_iterations = max_iterations;
+                const std::string key = pb.grid.label() + " / " + variant;
+                tut::mg::progress("04_cg: " + pb.name + " (" + key + ") on " + std::to_string(world.size) + " GPU(s)");
+                if (!measured.count(key)) {
+                    if (!system) system = std::make_unique<Cg>(c);  // every rank together (the halo lists)
+                    system->use_variant(variant);
+                    tut::NvtxRange range("multigpu/04_cg/" + variant + "/" + pb.name);
+                    measured[key] = solver.time(*system);
                 }
-                TUT_MPI(MPI_Bcast(&us1, 1, MPI_DOUBLE, 0, world.comm));
+                const Timed t = measured[key];
+                if (const std::string wrong = run.check() ? solver.check(t) : ""; !wrong.empty())
+                    throw tut::CudaError(pb.name + " (" + key + "): " + wrong);
+                const double ms = tut::mg::max_over_ranks(world, t.ms);
+                const double compute = tut::mg::max_over_ranks(world, t.compute_ms);
+                const int it = t.timed_iterations;  // timed; t.full.iterations to converge
+                // The lesson's variant on one GPU: rank 0 alone (the per-GPU problem for weak scaling).
+                double us1 = 0;
+                if (one_gpu_us.count(pb.one_gpu.label())) {
+                    us1 = one_gpu_us[pb.one_gpu.label()];
+                } else if (world.size == 1 && variant == kVariants[0]) {
+                    us1 = 1e3 * ms / it;
+                } else {
+                    const std::string what = "04_cg: the one-GPU baseline, " + pb.one_gpu.label();
+                    tut::mg::progress(what + (world.rank == 0 ? "" : " (rank 0 alone; this rank waits for its result)"));
+                    if (world.rank == 0) {
+                        tut::mg::RankLocal alone_section(what);  // no collective may start in here
+                        tut::mg::Nccl alone = tut::mg::Nccl::single();
+                        tut::mg::CgCall one = c;
+                        one.ranks = {0, 1, alone.comm, stream};
+                        one.problem = pb.one_gpu;
+                        one.variant = kVariants[0];
+                        Cg one_gpu(one);
+                        us1 = time_cg(one_gpu, run.repeats, nullptr).us_per_iter();
+                    }
+                    TUT_MPI(MPI_Bcast(&us1, 1, MPI_DOUBLE, 0, world.comm));
+                }
+                one_gpu_us[pb.one_gpu.label()] = us1;
+                // Per iteration: iteration counts differ a little with the order of the sums.
+                const double us = 1e3 * ms / it;
+                const double bytes = tut::mg::cg_floor_bytes(pb.grid.rows(), 27 * pb.grid.rows()) * it;
+                tut::Record r = tut::mg::make_record("04_cg", variant, pb.name, world.size);
+                r.value = bytes / (ms * 1e-3) * 1e-9;
+                r.unit = "GB/s";
+                r.time_ms = ms;
+                const double per_gpu_rows = double(pb.one_gpu.rows());
+                const double one_gpu_gbs = tut::mg::cg_floor_bytes(pb.one_gpu.rows(), 27 * pb.one_gpu.rows()) / (us1 * 1e-6) * 1e-9;
+                r.library = tut::fmt("the same lesson on 1 GPU, x %d", world.size);
+                r.library_value = world.size * one_gpu_gbs;
+                r.peak = tut::fmt("DRAM peak x %d", world.size);
+                r.peak_value = tut::device_facts(world.device).dram_peak_gbs * world.size;
+                r.checked = true;
+                r.extra.add("problem", pb.grid.label());
+                r.extra.add("rows", pb.grid.rows());
+                r.extra.add("one_gpu_rows", per_gpu_rows);
+                r.extra.add("iterations", t.full.iterations);
+                r.extra.add("timed_iterations", it);
+                r.extra.add("converged", t.full.converged);
+                r.extra.add("true_residual", t.full.residual);
+                r.extra.add("us_per_iter", us);
+                r.extra.add("compute_us_per_iter", 1e3 * compute / it);
+                r.extra.add("comm_us_per_iter", us - 1e3 * compute / it);
+                r.extra.add("one_gpu_us_per_iter", us1);
+                tut::mg::add_scaling(r, pb.scaling, us1 * 1e-3, us * 1e-3, world.size);  // per iteration
+                if (!world.root()) continue;
+                tut::append_record("cg", run.json, r);
+                table.add_row({pb.name + " (" + pb.grid.label() + ")", variant, std::to_string(t.full.iterations),
+                               tut::fmt("%.1f", ms), tut::fmt("%.0f", us), tut::fmt("%.0f", 1e3 * compute / it),
+                               tut::fmt("%.0f", us - 1e3 * compute / it), tut::fmt("%.1e", t.full.residual),
+                               tut::fmt("%.0f", us1), tut::fmt("%.2fx", tut::mg::speedup(pb.scaling, us1, us, world.size)),
+                               tut::percent(r.ratio_to_library())});
             }
-            one_gpu_us[pb.one_gpu.label()] = us1;
-            // Per iteration: iteration counts differ a little with the order of the sums.
-            const double us = 1e3 * ms / it;
-            const double bytes = tut::mg::cg_floor_bytes(pb.grid.rows(), 27 * pb.grid.rows()) * it;
-            tut::Record r = tut::mg::make_record("04_cg", variant, pb.name, world.size);
-            r.value = bytes / (ms * 1e-3) * 1e-9;
-            r.unit = "GB/s";
-            r.time_ms = ms;
-            const double per_gpu_rows = double(pb.one_gpu.rows());
-            const double one_gpu_gbs = tut::mg::cg_floor_bytes(pb.one_gpu.rows(), 27 * pb.one_gpu.rows()) / (us1 * 1e-6) * 1e-9;
-            r.library = tut::fmt("the same lesson on 1 GPU, x %d", world.size);
-            r.library_value = world.size * one_gpu_gbs;
-            r.peak = tut::fmt("DRAM peak x %d", world.size);
-            r.peak_value = tut::device_facts(world.device).dram_peak_gbs * world.size;
-            r.checked = true;
-            r.extra.add("problem", pb.grid.label());
-            r.extra.add("rows", pb.grid.rows());
-            r.extra.add("one_gpu_rows", per_gpu_rows);
-            r.extra.add("iterations", t.full.iterations);
-            r.extra.add("timed_iterations", it);
-            r.extra.add("converged", t.full.converged);
-            r.extra.add("true_residual", t.full.residual);
-            r.extra.add("us_per_iter", us);
-            r.extra.add("compute_us_per_iter", 1e3 * compute / it);
-            r.extra.add("comm_us_per_iter", us - 1e3 * compute / it);
-            r.extra.add("one_gpu_us_per_iter", us1);
-            tut::mg::add_scaling(r, pb.scaling, us1 * 1e-3, us * 1e-3, world.size);  // per iteration
-            if (!world.root()) continue;
-            tut::append_record("cg", run.json, r);
-            table.add_row({pb.name + " (" + pb.grid.label() + ")", std::to_string(pb.grid.rows()), std::to_string(t.full.iterations),
-                           tut::fmt("%.1f", ms), tut::fmt("%.0f", us), tut::fmt("%.0f", 1e3 * compute / it),
-                           tut::fmt("%.0f", us - 1e3 * compute / it), tut::fmt("%.1e", t.full.residual),
-                           tut::fmt("%.0f", us1), tut::fmt("%.2fx", tut::mg::speedup(pb.scaling, us1, us, world.size)),
-                           tut::percent(r.ratio_to_library())});
         }
         if (world.root()) {
             std::printf("\nCG on %d GPU(s): us per iteration, split into compute (the same iterations with no "
-                        "communication) and comm (the rest: halo, sums, waiting for the slowest GPU)\n", world.size);
+                        "communication) and comm (the rest: halo, sums, waiting for the slowest GPU); 1 GPU: the "
+                        "lesson's variant, halo + allreduce\n", world.size);
             table.print();
         }
         TUT_CUDA(cudaStreamDestroy(stream));
