@@ -2,7 +2,9 @@
 // exact and float sums within the rounding bound, from 1 element to 1 GiB (sizes that are
 // no multiple of the chunks, fewer elements than chunks), with guard zones around every
 // output; calls back to back without the host waiting (the barriers must order them);
-// the ring faster than the gather; the gather and NCCL variants the same way.
+// the ring faster than the gather; the gather and NCCL variants the same way. The given
+// pipelined ring ("ring, pipelined") the same way as the ring, and back to back into one
+// output among the other variants (its signals must order it by themselves).
 #include "mg_checks.hpp"
 #include "tut/multigpu_ipc.hpp"
 #include "tut/multigpu_nccl.hpp"
@@ -260,8 +262,71 @@ TEST_CASE("multigpu/02: gather and nccl give exact int sums and float sums withi
     }
 }
 
+TEST_CASE("multigpu/02: the pipelined ring's int sums are exact, 1 element to 2^26 (256 MiB)", "[baseline]") {
+    std::vector<size_t> sizes = kSizes;
+    sizes.push_back(size_t(1) << 26);
+    check_variant<int>("ring, pipelined", sizes);
+}
+
+TEST_CASE("multigpu/02: the pipelined ring's float sums are within the rounding bound, up to 1 GiB", "[baseline]") {
+    check_variant<float>("ring, pipelined", {1, 3, 1000, (size_t(1) << 20) + 3, size_t(1) << 28});
+}
+
+TEST_CASE("multigpu/02: pipelined ring calls back to back into one output, among the other variants", "[baseline]") {
+    // One output for every call; after each call each rank copies its output away on its
+    // own stream, then rewrites its input, with no host wait. The pipelined ring stores into
+    // the next GPU's output, so it must not start before that GPU's copy of the previous
+    // call has read it: two pipelined calls in a row have no barrier between them, so only
+    // its own signals order it.
+    const size_t count = (size_t(1) << 22) + 5;
+    const std::vector<std::string> names{"ring, pipelined", "ring, pipelined", "gather", "ring, pipelined", "nccl",
+                                         "ring, pipelined"};
+    const int calls = static_cast<int>(names.size());
+    job();  // every rank (collective at the first call)
+    mg_checks::step("multigpu/02: 6 calls back to back into one output, 4 of them the pipelined ring");
+    tut::mg::PeerBuffer<int> in(world(), count), out(world(), count);
+    int* saved = nullptr;
+    int* pinned = nullptr;
+    TUT_CUDA(cudaMalloc(&saved, calls * count * sizeof(int)));
+    TUT_CUDA(cudaMallocHost(&pinned, calls * count * sizeof(int)));
+    TUT_CUDA(cudaMemset(saved, 0xFF, calls * count * sizeof(int)));
+    for (int k = 0; k < calls; ++k)
+        for (size_t i = 0; i < count; ++i) pinned[k * count + i] = int_value(200 + k, world().rank, i);
+    TUT_CUDA(cudaDeviceSynchronize());
+    tut::mg::barrier(world());
+    mg_checks::run_or_abort([&] {
+        for (int k = 0; k < calls; ++k) {
+            TUT_CUDA(cudaMemcpyAsync(in.local(), pinned + k * count, count * sizeof(int), cudaMemcpyHostToDevice, job().stream));
+            tut::mg::AllreduceCall<int> c;
+            c.world = &world();
+            c.in = &in;
+            c.out = &out;
+            c.count = count;
+            c.flags = &job().flags;
+            c.nccl_comm = job().nccl.comm;
+            c.stream = job().stream;
+            variant(names[k]).run_int(c);
+            TUT_CUDA(cudaMemcpyAsync(saved + k * count, out.local(), count * sizeof(int), cudaMemcpyDeviceToDevice, job().stream));
+        }
+        tut::mg::progress_detail("waiting for 6 calls on the GPU (they wait for the other GPUs)");
+        TUT_CUDA(cudaStreamSynchronize(job().stream));
+    });
+    std::string bad;
+    mg_checks::run_or_abort([&] {
+        for (int k = 0; k < calls && bad.empty(); ++k) {
+            std::vector<int> got(count);
+            TUT_CUDA(cudaMemcpy(got.data(), saved + k * count, count * sizeof(int), cudaMemcpyDeviceToHost));
+            bad = compare(got, 200 + k);
+            if (!bad.empty()) bad = "call " + std::to_string(k + 1) + " (" + names[k] + ") of " + std::to_string(calls) + ": " + bad;
+        }
+    });
+    cudaFreeHost(pinned);
+    cudaFree(saved);
+    MG_REQUIRE(bad.empty(), bad);
+}
+
 TEST_CASE("multigpu/02: no elements: nothing written, every variant returns", "[baseline]") {
-    for (const char* name : {"gather", "nccl", "ring"}) {
+    for (const char* name : {"gather", "nccl", "ring", "ring, pipelined"}) {
         const std::string bad = run_and_compare<int>(name, 0, 1);
         MG_REQUIRE(bad.empty(), bad);
     }

@@ -16,7 +16,8 @@
 /// is written only by rank q. peer_barrier() (nvcc only) launches one tiny kernel that
 /// stores the barrier's number into a slot of each partner's array and waits until each
 /// partner has stored the same number into its own: a GPU-side barrier that needs no
-/// trip through the host.
+/// trip through the host. PeerFlags also holds a few hundred slots per rank for a kernel
+/// that signals its partners slice by slice while it runs, instead of between kernels.
 ///
 /// The all-reduce lesson's variants share one signature (AllreduceCall, AllreduceVariant),
 /// so the checks and main() call them the same way.
@@ -117,10 +118,20 @@ class PeerBuffer {
 /// The barrier's flags: on every rank an array of one 64-bit slot per rank, mapped into
 /// every rank; `epoch` counts the barriers passed (the same on every rank, since every
 /// rank passes the same barriers in the same order).
+///
+/// Beside them, kSignals more 64-bit slots per rank, also zeroed and mapped everywhere,
+/// for a kernel that signals its partners itself while it runs (the all-reduce lesson's
+/// pipelined ring); that kernel decides which rank writes which slot. `signal_calls`
+/// counts such calls, the same on every rank as `epoch` is, so that the slots can hold
+/// counters that only grow and never need resetting between calls.
 class PeerFlags {
   public:
-    explicit PeerFlags(const World& w) : buffer_(w, static_cast<size_t>(w.size)), rank(w.rank), size(w.size) {
+    static constexpr int kSignals = 256;
+
+    explicit PeerFlags(const World& w)
+        : rank(w.rank), size(w.size), buffer_(w, static_cast<size_t>(w.size)), signals_(w, static_cast<size_t>(kSignals)) {
         TUT_CUDA(cudaMemset(buffer_.local(), 0, sizeof(unsigned long long) * static_cast<size_t>(w.size)));
+        TUT_CUDA(cudaMemset(signals_.local(), 0, sizeof(unsigned long long) * static_cast<size_t>(kSignals)));
         TUT_CUDA(cudaDeviceSynchronize());
         TUT_MPI(MPI_Barrier(w.comm));
         std::vector<unsigned long long*> peers(static_cast<size_t>(w.size));
@@ -134,11 +145,14 @@ class PeerFlags {
 
     unsigned long long* local() const { return buffer_.local(); }
     unsigned long long* const* peer_table() const { return peer_table_; }  ///< device array: rank q's flags
+    unsigned long long* signals() const { return signals_.local(); }       ///< this rank's kSignals slots
+    unsigned long long* signals_of(int q) const { return signals_.peer(q); }  ///< rank q's, mapped here
     unsigned long long epoch = 0;
+    unsigned long long signal_calls = 0;
     int rank, size;
 
   private:
-    PeerBuffer<unsigned long long> buffer_;
+    PeerBuffer<unsigned long long> buffer_, signals_;
     unsigned long long** peer_table_ = nullptr;
 };
 

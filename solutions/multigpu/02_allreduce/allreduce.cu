@@ -9,7 +9,8 @@
 // Build alone (from the repository root; needs MPI and NCCL):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include -ccbin mpicxx \
 //        lessons/multigpu/02_allreduce/allreduce.cu -lnccl -o allreduce
-// Run:  mpirun -np 2 ./allreduce          (4 KiB .. 1 GiB of floats; --max-bytes to stop earlier)
+// Run:  mpirun -np 2 ./allreduce          (4 KiB .. 1 GiB of floats; --max-bytes to stop earlier;
+//                                          --sweep: the pipelined ring's block counts and slice sizes)
 //
 // In this file:
 //   add_kernel         out = a + b, 16 bytes per load: one step of the reduce-scatter,
@@ -17,8 +18,11 @@
 //   sum_kernel         out = in_0 + in_1 + ... + in_{n-1}: the gather's sum on GPU 0
 //   allreduce_gather   every GPU's vector read by GPU 0, summed, copied back by everyone
 //   allreduce_ring     reduce-scatter + all-gather around the ring               (the exercise)
+//   ring_pipelined_kernel, allreduce_ring_pipelined
+//                      the same ring in one kernel per GPU, each chunk in slices, each slice
+//                      signalled to the next GPU as it is stored there   (given: the next step)
 //   allreduce_nccl     ncclAllReduce
-//   variants "gather", "ring", "nccl" (float; the checks also run them on int)
+//   variants "gather", "ring", "ring, pipelined", "nccl" (float; the checks also run them on int)
 //
 // Sources: nccl-tests' doc/PERFORMANCE.md (algorithm and bus bandwidth); P. Patarasuk and
 // X. Yuan, "Bandwidth optimal all-reduce algorithms for clusters of workstations" (JPDC
@@ -191,6 +195,189 @@ void allreduce_ring(const AllreduceCall<T>& c) {
     }
 }
 
+// ---- Given, not part of the exercise: the ring pipelined in one kernel ----------------
+// The ring above runs 2 (n - 1) kernels and copies with a barrier after each, so no step
+// starts before the slowest GPU has finished the whole step before it. Here one kernel per
+// GPU runs every step. Block b owns the b-th contiguous part of every chunk and walks it
+// in slices; after each slice it raises a counter in the next GPU's memory, and the next
+// GPU's block b starts that slice's next step as soon as the counter says it has arrived.
+// The ring pushes: a block stores its result into the next GPU's output (a store over
+// NVLink is posted, a load waits for its round trip), so each step reads local memory only:
+//
+//   step i = 0 .. 2n-2, chunk c = r - i (mod n), this rank's own input in[c]:
+//     i = 0              next.out[c] = in[c]
+//     0 < i < n - 1      next.out[c] = in[c] + out[c]            (out[c] came from prev)
+//     i = n - 1          out[c] = next.out[c] = in[c] + out[c]    (c is complete here)
+//     n - 1 < i < 2n - 2 next.out[c] = out[c]                    (a complete chunk, passed on)
+//     i = 2n - 2         wait until the last complete chunk from prev has arrived
+//
+// Chunk r - i at step i is the chunk prev sent at step i - 1, so a slice's counter value
+// names the same data on both sides. The sums are added in the same order as the ring's.
+
+constexpr int kPipelineThreads = 512;
+constexpr int kPipelineBlocks = 32;                // per GPU: each owns 1/32 of every chunk
+constexpr size_t kSliceBytes = size_t(512) << 10;  // of a block's part of a chunk, per signal
+constexpr int kMaxPipelineBlocks = tut::mg::PeerFlags::kSignals / 2;
+constexpr unsigned long long kWaitLimitNs = 60ull * 1000 * 1000 * 1000;
+
+/// The chunk boundaries, passed by value: chunk k is [at[k], at[k + 1]).
+struct ChunkBounds {
+    size_t at[33];
+};
+
+__device__ inline unsigned long long global_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/// Tells a partner `value` (system-scope release: every store of this block ordered before
+/// it by __syncthreads, remote ones included, is visible to whoever acquires it).
+__device__ inline void signal(unsigned long long* slot, unsigned long long value) {
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> s(*slot);
+    s.store(value, cuda::memory_order_release);
+}
+
+/// Waits until *slot >= value (the counters only grow), then acquires. A partner that
+/// never comes is a bug or a dead rank: after a minute the kernel traps, so the host
+/// reports an error instead of waiting for ever.
+__device__ inline void wait_for(const unsigned long long* slot, unsigned long long value) {
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> s(*const_cast<unsigned long long*>(slot));
+    const unsigned long long start = global_ns();
+    for (unsigned polls = 1; s.load(cuda::memory_order_relaxed) < value; ++polls) {
+        if (polls % 1024 == 0 && global_ns() - start > kWaitLimitNs) {
+            printf("ring_pipelined_kernel: block %d waited a minute for %llx (slot holds %llx)\n", blockIdx.x, value,
+                   s.load(cuda::memory_order_relaxed));
+            __trap();
+        }
+    }
+    cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);
+}
+
+__device__ inline size_t smaller(size_t a, size_t b) { return a < b ? a : b; }
+
+enum class Step { kFirst, kAdd, kFinish, kPass };
+
+/// One slice [s0, s1) of one step, by the whole block, 16 bytes per load and store, four
+/// in flight per thread. `out` holds what prev sent (read past L1: it was written by
+/// another GPU, and the same address is read again at a later step).
+template <class T>
+__device__ void ring_slice(Step step, const T* __restrict__ in, T* out, T* next_out, size_t s0, size_t s1) {
+    using V = typename Vec4<T>::type;
+    const V* in4 = reinterpret_cast<const V*>(in);
+    V* out4 = reinterpret_cast<V*>(out);
+    V* next4 = reinterpret_cast<V*>(next_out);
+    const size_t v1 = s1 / 4, stride = blockDim.x;
+    size_t k = s0 / 4 + threadIdx.x;
+    for (; k + 3 * stride < v1; k += 4 * stride) {
+        V v[4];
+        for (int u = 0; u < 4; ++u) {
+            const size_t j = k + u * stride;
+            if (step == Step::kFirst) v[u] = in4[j];
+            else if (step == Step::kPass) v[u] = __ldcg(out4 + j);
+            else v[u] = add4(in4[j], __ldcg(out4 + j));
+        }
+        for (int u = 0; u < 4; ++u) {
+            const size_t j = k + u * stride;
+            if (step == Step::kFinish) out4[j] = v[u];
+            next4[j] = v[u];
+        }
+    }
+    for (; k < v1; k += stride) {
+        const V v = step == Step::kFirst ? in4[k] : step == Step::kPass ? __ldcg(out4 + k) : add4(in4[k], __ldcg(out4 + k));
+        if (step == Step::kFinish) out4[k] = v;
+        next4[k] = v;
+    }
+    for (size_t j = v1 * 4 + threadIdx.x; j < s1; j += stride) {  // the last chunk's last 1-3 elements
+        const T v = step == Step::kFirst ? in[j] : step == Step::kPass ? __ldcg(out + j) : in[j] + __ldcg(out + j);
+        if (step == Step::kFinish) out[j] = v;
+        next_out[j] = v;
+    }
+}
+
+/// One call of the pipelined ring on rank r of n, by block b of gridDim.x (every block
+/// resident: see ring_pipelined). Signal slots (PeerFlags::signals): [b] counts the slices
+/// prev has delivered to this rank's block b, [kMaxPipelineBlocks + b] says that next has
+/// entered call `call`. Values carry the call in their upper 32 bits, so they only grow.
+template <class T>
+__global__ void __launch_bounds__(kPipelineThreads)
+    ring_pipelined_kernel(const T* __restrict__ in, T* out, T* next_out, unsigned long long* signals,
+                          unsigned long long* next_signals, unsigned long long* prev_signals, ChunkBounds bounds, int n,
+                          int r, unsigned long long call, size_t slice) {
+    const int b = blockIdx.x;
+    const unsigned long long tag = call << 32;
+    // Before this block stores into next's output: next has entered this call, so the work
+    // its stream did before (a reader of the same output, say) is finished. And tell prev
+    // the same.
+    if (threadIdx.x == 0) {
+        signal(&prev_signals[kMaxPipelineBlocks + b], call);
+        wait_for(&signals[kMaxPipelineBlocks + b], call);
+    }
+    __syncthreads();
+    unsigned long long sent = 0, received = 0;
+    for (int i = 0; i <= 2 * n - 2; ++i) {
+        const int c = ((r - i) % n + n) % n;
+        const size_t c0 = bounds.at[c], c1 = bounds.at[c + 1];
+        const size_t part = ((c1 - c0 + gridDim.x - 1) / gridDim.x + 3) / 4 * 4;  // a multiple of 4: 16-byte aligned
+        const size_t p0 = smaller(c1, c0 + b * part), p1 = smaller(c1, p0 + part);
+        if (i == 2 * n - 2) {  // nothing to send: wait for the whole of the last chunk
+            const unsigned long long slices = (p1 - p0 + slice - 1) / slice;
+            if (threadIdx.x == 0 && slices > 0) wait_for(&signals[b], tag | (received + slices));
+            break;
+        }
+        const Step step = i == 0 ? Step::kFirst : i < n - 1 ? Step::kAdd : i == n - 1 ? Step::kFinish : Step::kPass;
+        for (size_t s0 = p0; s0 < p1; s0 += slice) {
+            if (i > 0) {  // this slice of the step before, from prev
+                ++received;
+                if (threadIdx.x == 0) wait_for(&signals[b], tag | received);
+                __syncthreads();
+            }
+            ring_slice(step, in, out, next_out, s0, smaller(p1, s0 + slice));
+            __syncthreads();  // every thread's stores of the slice, before thread 0's release
+            ++sent;
+            if (threadIdx.x == 0) signal(&next_signals[b], tag | sent);
+        }
+    }
+}
+
+/// The pipelined ring with `blocks` blocks per GPU and slices of `slice_bytes`. Every
+/// rank's blocks wait for the neighbours' blocks, so all of them must run at once: one
+/// block per SM at most (kPipelineThreads threads each fit any SM), nothing else on the
+/// GPU that holds SMs for ever.
+template <class T>
+void ring_pipelined(const AllreduceCall<T>& c, int blocks, size_t slice_bytes) {
+    const tut::mg::World& w = *c.world;
+    const int n = w.size, r = w.rank;
+    static const int sms = tut::sm_count();
+    if (blocks < 1 || blocks > std::min(sms, kMaxPipelineBlocks))
+        throw tut::Unsupported(tut::fmt("ring, pipelined: %d blocks; 1 to %d on this GPU (one per SM, every block "
+                                        "resident at once)", blocks, std::min(sms, kMaxPipelineBlocks)));
+    if (n > 32) throw tut::Unsupported("ring, pipelined: at most 32 GPUs (the chunk bounds travel as one kernel argument)");
+    if (n == 1) {
+        if (c.count) TUT_CUDA(cudaMemcpyAsync(c.out->local(), c.in->local(), c.count * sizeof(T), cudaMemcpyDeviceToDevice, c.stream));
+        return;
+    }
+    const unsigned long long call = ++c.flags->signal_calls;  // every rank counts every call, empty ones too
+    if (c.count == 0) return;
+    const tut::mg::AlignedChunks chunks(c.count, n, kAlign);
+    ChunkBounds bounds{};
+    for (int k = 0; k < n; ++k) bounds.at[k] = chunks.begin(k);
+    bounds.at[n] = c.count;
+    const size_t slice = std::max<size_t>(4, slice_bytes / sizeof(T) / 4 * 4);
+    const int prev = tut::mg::ring::prev(r, n), next = tut::mg::ring::next(r, n);
+    ring_pipelined_kernel<T><<<blocks, kPipelineThreads, 0, c.stream>>>(
+        c.in->local(), c.out->local(), c.out->peer(next), c.flags->signals(), c.flags->signals_of(next),
+        c.flags->signals_of(prev), bounds, n, r, call, slice);
+    TUT_LAUNCH("ring_pipelined_kernel");
+}
+
+/// The variant: ring_pipelined with the block count and slice size as template arguments,
+/// so that a sweep of them (main's --sweep) names each setting as a variant of its own.
+template <class T, int kBlocks = kPipelineBlocks, size_t kSlice = kSliceBytes>
+void allreduce_ring_pipelined(const AllreduceCall<T>& c) {
+    ring_pipelined(c, kBlocks, kSlice);
+}
+
 /// The library: NCCL picks the algorithm (ring or tree), the protocol and the number of
 /// channels (SMs) for the size and the topology.
 template <class T>
@@ -202,6 +389,7 @@ void allreduce_nccl(const AllreduceCall<T>& c) {
 std::vector<tut::mg::AllreduceWay> allreduce_variants() {
     return {{"gather", allreduce_gather<float>, allreduce_gather<int>},
             {"ring", allreduce_ring<float>, allreduce_ring<int>},
+            {"ring, pipelined", allreduce_ring_pipelined<float>, allreduce_ring_pipelined<int>},
             {"nccl", allreduce_nccl<float>, allreduce_nccl<int>}};
 }
 
@@ -307,14 +495,76 @@ struct Setup {
     }
 };
 
+/// One setting of the pipelined ring, for --sweep.
+struct PipelineSetting {
+    int blocks;
+    size_t slice_bytes;
+    tut::mg::AllreduceWay way;
+};
+template <int kBlocks, size_t kSlice>
+PipelineSetting pipeline_setting() {
+    return {kBlocks, kSlice,
+            {tut::fmt("ring, pipelined, blocks=%d slice=%zu KiB", kBlocks, kSlice >> 10),
+             lesson::allreduce_ring_pipelined<float, kBlocks, kSlice>, lesson::allreduce_ring_pipelined<int, kBlocks, kSlice>}};
+}
+template <int kBlocks>
+void add_slices(std::vector<PipelineSetting>& settings) {
+    settings.push_back(pipeline_setting<kBlocks, size_t(32) << 10>());
+    settings.push_back(pipeline_setting<kBlocks, size_t(128) << 10>());
+    settings.push_back(pipeline_setting<kBlocks, size_t(512) << 10>());
+    settings.push_back(pipeline_setting<kBlocks, size_t(2) << 20>());
+}
+
+/// --sweep: the pipelined ring with 8 to 128 blocks per GPU (as many as the GPU has SMs
+/// for) and slices of 32 KiB to 2 MiB, at 256 MiB and at the largest size, each checked
+/// and timed beside ncclAllReduce of the same run. Printed only: the records stay the
+/// variants' (kPipelineBlocks and kSliceBytes are the setting they run).
+void sweep_pipeline(Setup& setup, const tut::mg::AllreduceWay& nccl, size_t max_bytes, const tut::RunOptions& run) {
+    std::vector<PipelineSetting> settings;
+    add_slices<8>(settings);
+    add_slices<16>(settings);
+    add_slices<32>(settings);
+    add_slices<64>(settings);
+    add_slices<128>(settings);
+    const size_t at = size_t(256) << 20;
+    std::vector<size_t> sizes{std::min(at, max_bytes)};
+    if (max_bytes > at) sizes.push_back(max_bytes);
+    const int sms = tut::sm_count();
+    const int n = setup.world.size;
+    tut::Table table({"size", "setting", "time", "busbw GB/s", "% of NCCL"});
+    for (size_t bytes : sizes) {
+        const size_t count = bytes / sizeof(float);
+        tut::mg::progress("02_allreduce: sweep, nccl at " + tut::mg::bytes_text(double(bytes)));
+        const double nccl_ms = setup.time(nccl, count, run);
+        table.add_row({tut::mg::bytes_text(double(bytes)), "nccl", tut::fmt("%.1f us", nccl_ms * 1e3),
+                       tut::fmt("%.1f", tut::mg::allreduce_busbw_gbs(double(bytes), nccl_ms, n)), tut::percent(1.0)});
+        for (const PipelineSetting& s : settings) {
+            if (s.blocks > std::min(sms, lesson::kMaxPipelineBlocks)) continue;
+            tut::mg::progress("02_allreduce: sweep, " + s.way.name + " at " + tut::mg::bytes_text(double(bytes)));
+            const std::string wrong = run.check() ? tut::mg::first_message(setup.world, setup.check(s.way, count)) : "";
+            if (!wrong.empty()) throw tut::CudaError(s.way.name + " at " + tut::mg::bytes_text(double(bytes)) + ": " + wrong);
+            const double ms = setup.time(s.way, count, run);
+            table.add_row({tut::mg::bytes_text(double(bytes)), s.way.name, tut::fmt("%.1f us", ms * 1e3),
+                           tut::fmt("%.1f", tut::mg::allreduce_busbw_gbs(double(bytes), ms, n)), tut::percent(nccl_ms / ms)});
+        }
+    }
+    if (setup.world.root()) {
+        std::printf("\nsweep of the pipelined ring (blocks per GPU, slice per signal) on %d GPU(s); the variant runs "
+                    "blocks=%d slice=%zu KiB\n", n, lesson::kPipelineBlocks, lesson::kSliceBytes >> 10);
+        table.print();
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     long long max_bytes = 1ll << 30;
+    bool sweep = false;
     tut::RunOptions run;
     run.repeats = 10;
-    tut::Cli cli("allreduce", "all-reduce (sum of floats) by hand, gather and ring, beside ncclAllReduce");
+    tut::Cli cli("allreduce", "all-reduce (sum of floats) by hand, gather, ring and pipelined ring, beside ncclAllReduce");
     cli.add_int("max-bytes", &max_bytes, "largest message; sizes 4 KiB, 16 KiB, ... up to it", 16, 4ll << 30);
+    cli.add_flag("sweep", &sweep, "also the pipelined ring's block counts and slice sizes (printed, not recorded)");
     tut::add_run_options(cli, run);
     cli.parse_or_exit(argc, argv);
     tut::finish_run_options(run);
@@ -334,10 +584,13 @@ int main(int argc, char** argv) {
                         tut::mg::nccl_version_text().c_str(), world.size > 1 ? link.text().c_str() : "none");
         tut::Table table({"size", "variant", "time", "algbw GB/s", "busbw GB/s", "% of NCCL", "% of line rate"});
         const tut::mg::AllreduceWay& nccl = variants.back();  // the yardstick: "nccl"
+        std::vector<const tut::mg::AllreduceWay*> order{&nccl};  // first: the others' share of it is of the same run
+        for (const tut::mg::AllreduceWay& v : variants)
+            if (&v != &nccl) order.push_back(&v);
         for (size_t bytes : sizes.bytes) {
             const size_t count = bytes / sizeof(float);
             double nccl_ms = NAN;
-            for (const tut::mg::AllreduceWay* v : {&nccl, &variants[0], &variants[1]}) {
+            for (const tut::mg::AllreduceWay* v : order) {
                 if (!run.variant.empty() && v->name != run.variant && v != &nccl) continue;
                 tut::mg::progress("02_allreduce: " + v->name + " at " + tut::mg::bytes_text(double(bytes)) + " on " +
                                   std::to_string(world.size) + " GPU(s)");
@@ -368,6 +621,7 @@ int main(int argc, char** argv) {
             std::printf("\nall-reduce (sum) of floats on %d GPU(s); busbw = algbw x 2(n-1)/n (nccl-tests)\n", world.size);
             table.print();
         }
+        if (sweep) sweep_pipeline(setup, nccl, sizes.bytes.back(), run);
         return 0;
     });
 }
