@@ -209,8 +209,8 @@ void allreduce_ring(const AllreduceCall<T>& c) {
 // names the same data on both sides. The sums are added in the same order as the ring's.
 
 constexpr int kPipelineThreads = 512;
-constexpr int kPipelineBlocks = 32;                // per GPU: each owns 1/32 of every chunk
-constexpr size_t kSliceBytes = size_t(512) << 10;  // of a block's part of a chunk, per signal
+constexpr int kPipelineBlocks = 64;                // per GPU: each owns 1/64 of every chunk
+constexpr size_t kSliceBytes = size_t(2) << 20;    // of a block's part of a chunk, per signal
 constexpr int kMaxPipelineBlocks = tut::mg::PeerFlags::kSignals / 2;
 constexpr unsigned long long kWaitLimitNs = 60ull * 1000 * 1000 * 1000;
 
