@@ -265,7 +265,7 @@ __device__ __forceinline__ void deep_block(int n, const float* __restrict__ A, c
     const int lr = lane / K::kLaneCols, lc = lane % K::kLaneCols;
     const int tiles = (n + kBK - 1) / kBK;
 
-    // A: row mA of the tile, k = kA + 8q .. +3 for q < kLoadsA (two lanes per row, 32 bytes each).
+    // A: row mA of the tile, k = kA + 8q .. +3 for q < kLoadsA (two lanes per row, 16 bytes each).
     const int mA = warp * 16 + lane / 2, kA = (lane % 2) * 4;
     // B: row kB + q * kBRows of the tile, columns jB .. jB + 3.
     const int kB = threadIdx.x / (K::kBN / 4), jB = (threadIdx.x % (K::kBN / 4)) * 4;
