@@ -2,25 +2,31 @@
 // Starts from: lesson 12's "tile=128x256" kernel (128 x 256 x 8 tile). Adds: the tile's
 // depth as a parameter (16 k per tile: half the barriers), a block swizzle (blocks that run
 // together share panels of A and B in L2), C written back through shared memory as an option,
-// and a sweep over these choices: each variant below is one point of it. `--sweep` then times
-// the chosen one against cuBLAS from N = 1024 to 8192.
+// and a sweep over these choices: each variant below is one point of it. Then, given, the kernel
+// the sweep leads to at depth 32 (B by cp.async, the last tile peeled); `--sweep` times it
+// against cuBLAS from N = 1024 to 8192.
 //
 // Build alone (from the repository root; -arch=native needs a GPU, else name one, e.g. sm_90):
 //   nvcc -O3 -std=c++17 -arch=native -Icommon/include solutions/sgemm/14_tuning/tuning.cu -lcublas -o tuning
 // Run:  ./tuning --n 4096 --sweep      (--help for options; --profile for one clean launch under ncu)
 //
-// Kernel and variants (256 threads; name = block tile M x N x K, swizzle group, C path):
+// Kernels and variants (256 threads; name = block tile M x N x K, swizzle group, C path):
 //   sgemm_tuned<...>   "128x256x8"                lesson 12's kernel
 //                      "128x256x16"               deeper tile
-//                      "128x256x16 swizzle 8"     + block swizzle (the sweep's pick)
+//                      "128x256x16 swizzle 8"     + block swizzle
 //                      "128x256x16 swizzle 16"
 //                      "128x256x16 swizzle 8 C staged"   + C through shared memory
 //                      "256x128x16 swizzle 8"     the transposed shape (16 x 8 per thread)
 //                      "128x128x8 swizzle 8"      lesson 11's shape, 2 blocks per SM
+//   sgemm_deep<Deep>   "128x256x32 B by cp.async, last tile peeled"   given: depth 32, B by cp.async,
+//                                                 the last tile peeled (the sweep's pick; sm_80 or newer)
 //
 // C = A * B, N x N, row-major: element (i, j) lives at M[i * N + j].
 #include "tut/sgemm.hpp"
 #include "tut/sgemm_tiles.cuh"
+
+#include <string>
+#include <type_traits>
 
 namespace {
 
@@ -201,8 +207,231 @@ using StagedC = Config<128, 256, 16, 64, 64, 8, 16, 8, true>;
 using Tall = Config<256, 128, 16, 64, 64, 16, 8, 8, false>;
 using Small = Config<128, 128, 8, 32, 64, 8, 8, 8, false>;
 
+// ---- Given (not part of the exercise): where the sweep's last point leads. ----
+// Depth 32, B by cp.async, the last tile peeled. The same block tile, warp tile and 8 x 16
+// outputs per thread, in a pipeline rebuilt for depth 32:
+//   - B's tile goes global -> shared by 16-byte cp.async: no staging registers for B (at depth
+//     32 they would be 8 float4 a thread) and no store instructions for it. A, stored
+//     transposed, still goes through registers (4 float4 a thread): a warp loads 16 rows x 32
+//     bytes, so each of its transposed 4-byte stores hits 32 different banks, and the stores
+//     are spread over the last k steps of the tile instead of bunched before the barrier.
+//   - One barrier per 32 k (half as many as at depth 16), placed before the tile's last k step:
+//     right after it each thread loads the next tile's first fragments while the last step's
+//     FFMAs, already in registers, run.
+//   - The last tile is its own copy of the loop body (peeled), so the main loop has no "is there
+//     a next tile" tests around the loads, stores and barrier.
+//   - The loop over a tile's 32 k steps is unrolled 8 at a time (4096 FFMAs fully unrolled would
+//     crowd the instruction cache); the 8 x 16 FFMAs of a step go column by column.
+// Any N: a block whose tile lies inside the matrix, with N a multiple of the depth, runs the
+// body without a single bounds test; every other block (the last block row and column, or all
+// of them when N % 32 != 0) runs the same body with its loads and stores guarded. The choice is
+// made once per block, so interior blocks pay nothing for the edges.
+struct Deep : Config<128, 256, 32, 64, 64, 8, 16, 1, false> {
+    static constexpr int kUnroll = 8;                     // k steps per unrolled block of code
+    static constexpr int kBRows = kThreads / (kBN / 4);  // rows of B's tile one round of copies covers
+    static_assert(kBM == 16 * (kThreads / 32), "A's map: each warp loads 16 rows of A's tile");
+    static_assert(kTileK == 8 * kLoadsA, "A's map: a lane's float4s of A are 8 k apart and cover the tile's depth");
+    static_assert(kThreads % (kBN / 4) == 0 && kLoadsB * kBRows == kTileK, "B's map: whole rows of B's tile per round");
+    static_assert(kTileK % kUnroll == 0 && kUnroll % 2 == 0,
+                  "fragment slots alternate inside an unrolled block, and the next tile starts in slot 0");
+    static_assert(kLoadsA <= kUnroll, "A's stores are spread over the steps of the last unrolled block");
+    static_assert(kSwizzle == 1 && !kStageC, "blocks take their tiles in launch order; C is written directly");
+};
+
+// A 16-byte cp.async without the zero-fill operand (the interior path: always in bounds).
+__device__ __forceinline__ void copy16_async(float* smem, const float* gmem) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+#else
+    *reinterpret_cast<float4*>(smem) = *reinterpret_cast<const float4*>(gmem);
+#endif
+}
+
+// One block's 128 x 256 tile of C. kEdge = false: the tile and its k range lie inside the matrix
+// and N % 32 == 0 (16-byte aligned rows, whole tiles of k); true: every access is guarded.
+template <class K, bool kEdge>
+__device__ __forceinline__ void deep_block(int n, const float* __restrict__ A, const float* __restrict__ B,
+                                           float* __restrict__ C, int i0, int j0) {
+    extern __shared__ __align__(16) float smem[];  // 2 stages of kStageFloats
+    constexpr int kBK = K::kTileK, kU = K::kUnroll;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int wr = warp / (K::kBN / K::kWN), wc = warp % (K::kBN / K::kWN);
+    const int lr = lane / K::kLaneCols, lc = lane % K::kLaneCols;
+    const int tiles = (n + kBK - 1) / kBK;
+
+    // A: row mA of the tile, k = kA + 8q .. +3 for q < kLoadsA (two lanes per row, 16 bytes each).
+    const int mA = warp * 16 + lane / 2, kA = (lane % 2) * 4;
+    // B: row kB + q * kBRows of the tile, columns jB .. jB + 3.
+    const int kB = threadIdx.x / (K::kBN / 4), jB = (threadIdx.x % (K::kBN / 4)) * 4;
+    const float* gA = A + size_t(i0 + mA) * n + kA;  // interior path: advanced one tile at a time
+    const float* gB = B + size_t(kB) * n + j0 + jB;
+    int kNextA = 0, kNextB = 0;                       // edge path: k0 of the next tile to load
+    const int sA = kA * K::kAStride + mA, sB = kBK * K::kAStride + kB * K::kBN + jB;  // offsets in a stage
+
+    // B's tile by cp.async into stage st (the caller commits the group).
+    auto issue_b = [&](float* st) {
+#pragma unroll
+        for (int q = 0; q < K::kLoadsB; ++q) {
+            float* dst = st + sB + q * K::kBRows * K::kBN;
+            if constexpr (!kEdge) {
+                copy16_async(dst, gB + size_t(q) * K::kBRows * n);
+            } else {
+                const int k = kNextB + kB + q * K::kBRows, j = j0 + jB;
+                if (n % 4 == 0) {  // all 4 columns inside or all outside; outside: 16 zero bytes
+                    const bool inside = k < n && j < n;
+                    tut::sgemm::cp_async_16(dst, inside ? B + size_t(k) * n + j : B, inside);
+                } else {  // rows not 16-byte aligned: 4 bytes at a time
+#pragma unroll
+                    for (int c = 0; c < 4; ++c) {
+                        const bool inside = k < n && j + c < n;
+                        tut::sgemm::cp_async_4(dst + c, inside ? B + size_t(k) * n + j + c : B, inside);
+                    }
+                }
+            }
+        }
+        gB += size_t(kBK) * n;
+        kNextB += kBK;
+    };
+    // A's next tile into registers; stored transposed later (store_a).
+    float4 ra[K::kLoadsA];
+    auto load_a = [&] {
+#pragma unroll
+        for (int q = 0; q < K::kLoadsA; ++q) {
+            if constexpr (!kEdge)
+                ra[q] = __ldg(reinterpret_cast<const float4*>(gA + 8 * q));
+            else
+                ra[q] = tut::sgemm::load4(A, n, i0 + mA, kNextA + kA + 8 * q);  // zeros outside
+        }
+        gA += kBK;
+        kNextA += kBK;
+    };
+    auto store_a = [&](float* st, int q) {
+        float* p = st + sA + 8 * q * K::kAStride;
+        p[0] = ra[q].x;
+        p[K::kAStride] = ra[q].y;
+        p[2 * K::kAStride] = ra[q].z;
+        p[3 * K::kAStride] = ra[q].w;
+    };
+
+    float acc[K::kTM][K::kTN];
+#pragma unroll
+    for (int i = 0; i < K::kTM; ++i)
+#pragma unroll
+        for (int j = 0; j < K::kTN; ++j) acc[i][j] = 0.0f;
+    float a[2][K::kTM], b[2][K::kTN];
+    auto load_fragments = [&](int slot, const float* st, int k) {
+#pragma unroll
+        for (int s = 0; s < K::kTM / 4; ++s)
+            *reinterpret_cast<float4*>(&a[slot][4 * s]) =
+                *reinterpret_cast<const float4*>(&st[k * K::kAStride + K::row(wr, lr, s)]);
+#pragma unroll
+        for (int t = 0; t < K::kTN / 4; ++t)
+            *reinterpret_cast<float4*>(&b[slot][4 * t]) =
+                *reinterpret_cast<const float4*>(&st[kBK * K::kAStride + k * K::kBN + K::col(wc, lc, t)]);
+    };
+    auto multiply = [&](int slot) {  // column by column: consecutive FFMAs share b[j]
+#pragma unroll
+        for (int j = 0; j < K::kTN; ++j)
+#pragma unroll
+            for (int i = 0; i < K::kTM; ++i) acc[i][j] = fmaf(a[slot][i], b[slot][j], acc[i][j]);
+    };
+
+    // Prologue: tile 0 into stage 0, and its first fragments.
+    issue_b(smem);
+    tut::sgemm::cp_async_commit();
+    load_a();
+#pragma unroll
+    for (int q = 0; q < K::kLoadsA; ++q) store_a(smem, q);
+    tut::sgemm::cp_async_wait<0>();
+    __syncthreads();
+    load_fragments(0, smem, 0);
+
+    int cur = 0;
+    // One tile of kBK k steps from stage cur. Not the last: first start the next tile (B by
+    // cp.async into the other stage, which everyone finished reading before the previous
+    // barrier; A into registers), store A's registers during the last unrolled block, wait for
+    // this thread's copies, barrier before the last step, and load the next tile's first
+    // fragments under that step's FFMAs. The last tile (kLast) does none of that.
+    auto one_tile = [&](auto last) {
+        constexpr bool kLast = decltype(last)::value;
+        const float* st = smem + cur * K::kStageFloats;
+        float* next = smem + (cur ^ 1) * K::kStageFloats;
+        if constexpr (!kLast) {
+            issue_b(next);
+            tut::sgemm::cp_async_commit();
+            load_a();
+        }
+#pragma unroll 1
+        for (int k0 = 0; k0 < kBK - kU; k0 += kU) {
+#pragma unroll
+            for (int u = 0; u < kU; ++u) {
+                load_fragments((u + 1) % 2, st, k0 + u + 1);
+                multiply(u % 2);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < kU; ++u) {
+            if constexpr (!kLast) {
+#pragma unroll
+                for (int q = 0; q < K::kLoadsA; ++q)
+                    if (q == u) store_a(next, q);  // one part of A's tile per step
+            }
+            if (u + 1 < kU) {
+                load_fragments((u + 1) % 2, st, kBK - kU + u + 1);
+            } else if constexpr (!kLast) {
+                tut::sgemm::cp_async_wait<0>();
+                __syncthreads();
+                load_fragments(0, next, 0);
+            }
+            multiply(u % 2);
+        }
+        cur ^= 1;
+    };
+    for (int t = 0; t + 1 < tiles; ++t) one_tile(std::false_type{});
+    one_tile(std::true_type{});
+
+#pragma unroll
+    for (int i = 0; i < K::kTM; ++i)
+#pragma unroll
+        for (int j = 0; j < K::kTN; j += 4) {
+            const int row = i0 + K::row(wr, lr, i / 4) + i % 4, col = j0 + K::col(wc, lc, j / 4);
+            const float4 v = make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+            if constexpr (!kEdge)
+                *reinterpret_cast<float4*>(&C[size_t(row) * n + col]) = v;
+            else
+                tut::sgemm::store4(C, n, row, col, v);  // only the elements inside the matrix
+        }
+}
+
+template <class K>
+__global__ void __launch_bounds__(kThreads, K::kMinBlocks) sgemm_deep(int n, const float* __restrict__ A,
+                                                                     const float* __restrict__ B,
+                                                                     float* __restrict__ C) {
+    const int i0 = blockIdx.y * K::kBM, j0 = blockIdx.x * K::kBN;
+    if (n % K::kTileK == 0 && i0 + K::kBM <= n && j0 + K::kBN <= n)
+        deep_block<K, false>(n, A, B, C, i0, j0);  // interior: no bounds tests
+    else
+        deep_block<K, true>(n, A, B, C, i0, j0);  // the matrix's edge, or N % 32 != 0
+}
+
+template <class K>
+void run_deep(int n, const float* A, const float* B, float* C) {
+    tut::sgemm::require_size(n);
+    int device = 0, optin = 0;
+    TUT_CUDA(cudaGetDevice(&device));
+    TUT_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    if (size_t(optin) < K::kSmemBytes)
+        throw tut::Unsupported("sgemm_deep needs " + std::to_string(K::kSmemBytes) +
+                               " bytes of shared memory per block; this GPU offers " + std::to_string(optin));
+    tut::allow_dynamic_shared_memory(sgemm_deep<K>, K::kSmemBytes);  // 99,328 bytes: above 48 KB a kernel must ask
+    const dim3 grid((n + K::kBN - 1) / K::kBN, (n + K::kBM - 1) / K::kBM);
+    sgemm_deep<K><<<grid, kThreads, K::kSmemBytes>>>(n, A, B, C);
+    TUT_LAUNCH("sgemm_deep");
+}
+
 // The variant that --sweep follows across sizes: one of the names below.
-constexpr const char* kChosen = "128x256x16 swizzle 8";
+constexpr const char* kChosen = "128x256x32 B by cp.async, last tile peeled";
 
 }  // namespace
 
@@ -220,7 +449,9 @@ std::vector<tut::sgemm::Variant> variants() {
             {"128x256x16 swizzle 8 C staged", run_tuned<StagedC>,
              tut::kernel_of(sgemm_tuned<StagedC>, kThreads, StagedC::kSmemBytes)},
             {"256x128x16 swizzle 8", run_tuned<Tall>, tut::kernel_of(sgemm_tuned<Tall>, kThreads, Tall::kSmemBytes)},
-            {"128x128x8 swizzle 8", run_tuned<Small>, tut::kernel_of(sgemm_tuned<Small>, kThreads, Small::kSmemBytes)}};
+            {"128x128x8 swizzle 8", run_tuned<Small>, tut::kernel_of(sgemm_tuned<Small>, kThreads, Small::kSmemBytes)},
+            {"128x256x32 B by cp.async, last tile peeled", run_deep<Deep>,
+             tut::kernel_of(sgemm_deep<Deep>, kThreads, Deep::kSmemBytes), tut::Needs{80, "cp.async"}}};
 }
 }  // namespace lesson
 
