@@ -252,6 +252,25 @@ class Run(unittest.TestCase):
         written = json.loads((self.results / "Fake_GPU.json").read_text())
         self.assertEqual(written["records"], [record])
 
+    def test_a_lesson_tour_replaces_only_that_lessons_records(self):
+        def rec(lesson, variant, value):
+            return {"track": "sgemm", "lesson": lesson, "variant": variant, "value": value}
+        new = rec("02_two", "new", 9.0)
+        self.write_manifest([self.lesson("sgemm", "01_one", "exit 5"),
+                             self.lesson("sgemm", "02_two", f"echo '{json.dumps(new)}' >> \"$2\""),
+                             self.lesson("sgemm", "03_three", "exit 5")])
+        self.device_info(f"echo '{json.dumps(DEVICE)}'")
+        self.results.mkdir()
+        old = [rec("01_one", "a", 1.0), rec("02_two", "old", 2.0), rec("03_three", "c", 3.0)]
+        (self.results / "Fake_GPU.json").write_text(json.dumps({"records": old, "failures": [], "skipped": []}))
+        rc, err = self.main("--lessons", "sgemm/02_two", build=False)
+        self.assertEqual(rc, 0, err)
+        written = json.loads((self.results / "Fake_GPU.json").read_text())
+        self.assertEqual(written["records"], [old[0], new, old[2]])  # the other lessons' programs never ran
+        rc, err = self.main("--lessons", "sgemm/04_four", build=False)
+        self.assertEqual(rc, 2)
+        self.assertIn("unknown lesson(s) sgemm/04_four", err)
+
 
 class MultiGpu(unittest.TestCase):
     """The multigpu track: GPU counts, its launch commands, one results file per count."""

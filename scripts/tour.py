@@ -263,9 +263,9 @@ def print_multigpu(results):
             print(f"  {what}: {f['lesson']}: {f['why']}")
 
 
-def run_multigpu(entries, device, build, results_dir, timeout, wanted_counts):
-    """Runs the multigpu lessons on every GPU count; writes one results file per count.
-    Returns (files written, failures)."""
+def run_multigpu(entries, device, build, results_dir, timeout, wanted_counts, partial=False):
+    """Runs the multigpu lessons on every GPU count; writes one results file per count
+    (partial: keeps the records of the lessons not run). Returns (files written, failures)."""
     have = gpu_count()
     counts = multigpu_counts(have, wanted_counts)
     written, all_failures = [], []
@@ -309,6 +309,13 @@ def run_multigpu(entries, device, build, results_dir, timeout, wanted_counts):
             continue
         results = {"gpu": device["gpu"], "cuda": device["cuda"], "date": device["date"], "device": device, "gpus": g,
                    "records": records, "failures": failures, "skipped": skipped}
+        if partial and out.exists():
+            old = json.loads(out.read_text())
+            ran = {(e["track"], e["lesson"]) for e in entries}
+            kept = [r for r in old.get("records", []) if (r["track"], r["lesson"]) not in ran]
+            results["records"] = sorted(kept + records, key=lambda r: r["lesson"])  # NN_name: the track's order
+            results["failures"] = [f for f in old.get("failures", []) if (f["track"], f["lesson"]) not in ran] + failures
+            results["skipped"] = [f for f in old.get("skipped", []) if (f["track"], f["lesson"]) not in ran] + skipped
         out_dir.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(results, indent=1) + "\n")
         print_multigpu(results)
@@ -338,6 +345,9 @@ def main(argv=None):
     ap.add_argument("--build-dir", default=str(REPO / "build"),
                     help="configured here (without checks and docs) when it has no CMakeCache.txt")
     ap.add_argument("--tracks", default="", help="comma-separated subset of tracks (default: all built)")
+    ap.add_argument("--lessons", default="",
+                    help="comma-separated lessons (track/NN_name) to run; the results files keep every other "
+                         "lesson's records")
     ap.add_argument("--results-dir", default=str(REPO / "results"))
     ap.add_argument("--no-build", action="store_true", help="use the binaries already in --build-dir")
     ap.add_argument("--no-docs", action="store_true",
@@ -372,6 +382,13 @@ def main(argv=None):
     if unknown:
         return fail(f"unknown track(s) {', '.join(unknown)}; the tracks of {build}: {', '.join(built) or 'none'}")
     entries = [e for e in manifest if e["tree"] == "solutions" and (not tracks or e["track"] in tracks)]
+    lessons = [n for n in args.lessons.split(",") if n]
+    if lessons:
+        known = {f"{e['track']}/{e['lesson']}" for e in entries}
+        missing = [n for n in lessons if n not in known]
+        if missing:
+            return fail(f"unknown lesson(s) {', '.join(missing)} (track/NN_name, among the solutions of {build})")
+        entries = [e for e in entries if f"{e['track']}/{e['lesson']}" in lessons]
     if not entries:
         return fail(f"{build} has no solutions to run")
 
@@ -398,7 +415,8 @@ def main(argv=None):
     entries = [e for e in entries if not e.get("launch")]
     mg_written, mg_failures = [], []
     if multigpu:
-        mg_written, mg_failures = run_multigpu(multigpu, device, build, args.results_dir, args.timeout, wanted_counts)
+        mg_written, mg_failures = run_multigpu(multigpu, device, build, args.results_dir, args.timeout, wanted_counts,
+                                               partial=bool(lessons))
         if not entries:
             docs = 0 if args.no_docs or not mg_written else regenerate_docs(Path(args.results_dir))
             return 1 if mg_failures or docs else (0 if mg_written else 1)
@@ -434,13 +452,21 @@ def main(argv=None):
     results = {"gpu": device["gpu"], "cuda": device["cuda"], "date": device["date"], "device": device,
                "records": records, "failures": failures, "skipped": skipped}
     out_dir.mkdir(parents=True, exist_ok=True)
-    if tracks and out.exists():  # a partial tour updates only its tracks' records
+    if (tracks or lessons) and out.exists():  # a partial tour updates only its tracks' (lessons') records
         old = json.loads(out.read_text())
-        kept = [r for r in old.get("records", []) if r["track"] not in tracks]
+        ran = {(e["track"], e["lesson"]) for e in entries}
+        kept = [r for r in old.get("records", [])
+                if (r["track"], r["lesson"]) not in ran and (lessons or r["track"] not in tracks)]
+        results["failures"] = [f for f in old.get("failures", []) if (f["track"], f["lesson"]) not in ran] + failures
+        results["skipped"] = [f for f in old.get("skipped", []) if (f["track"], f["lesson"]) not in ran] + skipped
         # Keep the tracks in the build's order (the tables and plots follow the file's order).
         order = list(dict.fromkeys(e["track"] for e in manifest))
         rank = {t: i for i, t in enumerate(order)}
-        results["records"] = sorted(kept + records, key=lambda r: rank.get(r["track"], len(order)))
+        # ... and each track's lessons in the build's order, where a lesson's records were replaced
+        lesson_rank = {(e["track"], e["lesson"]): i for i, e in enumerate(manifest) if e["tree"] == "solutions"}
+        results["records"] = sorted(kept + records, key=lambda r: (rank.get(r["track"], len(order)),
+                                                                   lesson_rank.get((r["track"], r["lesson"]), 0)
+                                                                   if lessons else 0))
     out.write_text(json.dumps(results, indent=1) + "\n")
     print_tour(results)
     print(f"\nwrote {out}")
