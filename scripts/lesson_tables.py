@@ -279,7 +279,7 @@ def render_block(track, lesson, runs, sources, historic, historic_source, extras
     if runs:
         lines.append("Measured by the tour (`scripts/tour`) on:")
         lines.append("")
-        lines += ["- **%s**: %s." % (cell(label), cell(rj.gpu_line(r))) for label, r in zip(labels, runs)]
+        lines += ["- **%s**: %s." % (cell(label), cell(rj.gpu_line(r, "%s/%s" % (track, lesson)))) for label, r in zip(labels, runs)]
         lines.append("")
         lines += measured_lines(track, lesson, runs, labels, extras)
     else:
@@ -311,7 +311,7 @@ def render_multigpu_block(track, lesson, loaded, sources, historic, historic_sou
         labels = rj.short_gpu_names([r.get("gpu") for r in runs])
         lines.append("**On %d GPU%s**, measured by the tour (`scripts/tour`) on:" % (g, "" if g == 1 else "s"))
         lines.append("")
-        lines += ["- **%s**: %s." % (cell(label), cell(rj.gpu_line(r))) for label, r in zip(labels, runs)]
+        lines += ["- **%s**: %s." % (cell(label), cell(rj.gpu_line(r, "%s/%s" % (track, lesson)))) for label, r in zip(labels, runs)]
         lines.append("")
         lines += measured_lines(track, lesson, runs, labels, extras)
         lines.append("")

@@ -358,10 +358,10 @@ TOUR_GATES = [
     # Lesson 5's kernel is not the approach to gate against: lesson 6's variants also change the
     # launch. Lesson 6's kernel with the tree's loop kept (the bank's previous_lesson submission)
     # measured 78.9% of a device copy's bandwidth on the H100 (2026-11-27, one grader run, medians
-    # of 30) against the solution's 72.3% in the same session: no slower, so the gate is unscored.
+    # of 30) against the solution's 72.3% in the same grading run: no slower, so the gate is unscored.
     dict(_red("06_complete_unroll", "float", lambda results: _reduction06_loop(results)),
          previous_text="measured: lesson 6's kernel with the tree's loop kept, 78.9% of a device copy's bandwidth "
-                       "on the H100 against the solution's 72.3% in the same session"),
+                       "on the H100 against the solution's 72.3% in the same grading run"),
     _red("07_grid_stride", "float", ("reduction", "06_complete_unroll", "float", "67108864")),
     _red("08_warp_shuffle_atomic", "float, atomic per block", ("reduction", "07_grid_stride", "float", "67108864")),
     _red("09_vectorized", "float4", ("reduction", "08_warp_shuffle_atomic", "float, atomic per block", "67108864")),

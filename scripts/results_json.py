@@ -85,14 +85,20 @@ def device_facts(device):
     return ", ".join(parts)
 
 
-def gpu_line(results):
-    """'NVIDIA H200, CUDA 13.0 (driver 13.0), 2026-11-22 (FP32 peak ..., 132 SMs)' for one results file."""
+def gpu_line(results, lesson=None):
+    """'NVIDIA H200, CUDA 13.0 (driver 13.0), 2026-11-22 (FP32 peak ..., 132 SMs)' for one results file;
+    with lesson ('track/NN_name') re-measured by a later tour of some lessons (the file's "updates"),
+    '; this lesson 2026-11-27' after it."""
     text = str(results.get("gpu") or "unknown GPU")
     if results.get("cuda"):
         text += ", CUDA %s" % results["cuda"]
     text += ", %s" % (results.get("date") or "undated")
     facts = device_facts(results.get("device"))
-    return text + (" (%s)" % facts if facts else "")
+    text += " (%s)" % facts if facts else ""
+    dates = [u.get("date") for u in results.get("updates") or [] if lesson in (u.get("lessons") or [])]
+    if lesson and dates and dates[-1]:
+        text += "; this lesson %s" % dates[-1]
+    return text
 
 
 def merge_orders(sequences):

@@ -262,11 +262,14 @@ class Run(unittest.TestCase):
         self.device_info(f"echo '{json.dumps(DEVICE)}'")
         self.results.mkdir()
         old = [rec("01_one", "a", 1.0), rec("02_two", "old", 2.0), rec("03_three", "c", 3.0)]
-        (self.results / "Fake_GPU.json").write_text(json.dumps({"records": old, "failures": [], "skipped": []}))
+        (self.results / "Fake_GPU.json").write_text(json.dumps({"date": "2020-01-01", "device": {"gpu": "Fake GPU"},
+                                                                "records": old, "failures": [], "skipped": []}))
         rc, err = self.main("--lessons", "sgemm/02_two", build=False)
         self.assertEqual(rc, 0, err)
         written = json.loads((self.results / "Fake_GPU.json").read_text())
         self.assertEqual(written["records"], [old[0], new, old[2]])  # the other lessons' programs never ran
+        self.assertEqual(written["date"], "2020-01-01")  # the date of the tour that measured the rest
+        self.assertEqual(written["updates"], [{"date": DEVICE["date"], "gpu": "Fake GPU", "lessons": ["sgemm/02_two"]}])
         rc, err = self.main("--lessons", "sgemm/04_four", build=False)
         self.assertEqual(rc, 2)
         self.assertIn("unknown lesson(s) sgemm/04_four", err)

@@ -263,6 +263,16 @@ def print_multigpu(results):
             print(f"  {what}: {f['lesson']}: {f['why']}")
 
 
+def keep_header(results, old, lessons):
+    """A tour of some lessons merged into a results file keeps the file's date, CUDA and device
+    (those of the tour that measured the rest) and adds an entry to its "updates" list."""
+    update = {"date": results["date"], "gpu": results["device"].get("gpu"), "lessons": list(lessons)}
+    for key in ("date", "cuda", "device"):
+        if key in old:
+            results[key] = old[key]
+    results["updates"] = old.get("updates", []) + [update]
+
+
 def run_multigpu(entries, device, build, results_dir, timeout, wanted_counts, partial=False):
     """Runs the multigpu lessons on every GPU count; writes one results file per count
     (partial: keeps the records of the lessons not run). Returns (files written, failures)."""
@@ -316,6 +326,7 @@ def run_multigpu(entries, device, build, results_dir, timeout, wanted_counts, pa
             results["records"] = sorted(kept + records, key=lambda r: r["lesson"])  # NN_name: the track's order
             results["failures"] = [f for f in old.get("failures", []) if (f["track"], f["lesson"]) not in ran] + failures
             results["skipped"] = [f for f in old.get("skipped", []) if (f["track"], f["lesson"]) not in ran] + skipped
+            keep_header(results, old, sorted({f"{e['track']}/{e['lesson']}" for e in entries}))
         out_dir.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(results, indent=1) + "\n")
         print_multigpu(results)
@@ -459,6 +470,8 @@ def main(argv=None):
                 if (r["track"], r["lesson"]) not in ran and (lessons or r["track"] not in tracks)]
         results["failures"] = [f for f in old.get("failures", []) if (f["track"], f["lesson"]) not in ran] + failures
         results["skipped"] = [f for f in old.get("skipped", []) if (f["track"], f["lesson"]) not in ran] + skipped
+        if lessons:  # the file keeps the date and device of its whole tour; the lessons run now are listed
+            keep_header(results, old, lessons)
         # Keep the tracks in the build's order (the tables and plots follow the file's order).
         order = list(dict.fromkeys(e["track"] for e in manifest))
         rank = {t: i for i, t in enumerate(order)}
