@@ -263,14 +263,22 @@ def print_multigpu(results):
             print(f"  {what}: {f['lesson']}: {f['why']}")
 
 
-def keep_header(results, old, lessons):
-    """A tour of some lessons merged into a results file keeps the file's date, CUDA and device
-    (those of the tour that measured the rest) and adds an entry to its "updates" list."""
-    update = {"date": results["date"], "gpu": results["device"].get("gpu"), "lessons": list(lessons)}
-    for key in ("date", "cuda", "device"):
-        if key in old:
-            results[key] = old[key]
-    results["updates"] = old.get("updates", []) + [update]
+def merge_partial(results, old, entries, keep, lessons=()):
+    """A partial tour's `results` merged with the results file `old`: the failures and skipped
+    lessons of the lessons not run now are kept, and with `lessons` (a tour of some lessons)
+    the file's date, CUDA and device too (those of the tour that measured the rest), the
+    lessons run now added to its "updates" list. Returns the old records to keep: those of
+    the lessons not run (`entries`) for which keep(record) holds."""
+    ran = {(e["track"], e["lesson"]) for e in entries}
+    for key in ("failures", "skipped"):
+        results[key] = [f for f in old.get(key, []) if (f["track"], f["lesson"]) not in ran] + results[key]
+    if lessons:
+        update = {"date": results["date"], "gpu": results["device"].get("gpu"), "lessons": list(lessons)}
+        for key in ("date", "cuda", "device"):
+            if key in old:
+                results[key] = old[key]
+        results["updates"] = old.get("updates", []) + [update]
+    return [r for r in old.get("records", []) if (r["track"], r["lesson"]) not in ran and keep(r)]
 
 
 def run_multigpu(entries, device, build, results_dir, timeout, wanted_counts, partial=False):
@@ -320,13 +328,9 @@ def run_multigpu(entries, device, build, results_dir, timeout, wanted_counts, pa
         results = {"gpu": device["gpu"], "cuda": device["cuda"], "date": device["date"], "device": device, "gpus": g,
                    "records": records, "failures": failures, "skipped": skipped}
         if partial and out.exists():
-            old = json.loads(out.read_text())
-            ran = {(e["track"], e["lesson"]) for e in entries}
-            kept = [r for r in old.get("records", []) if (r["track"], r["lesson"]) not in ran]
+            names = sorted({f"{e['track']}/{e['lesson']}" for e in entries})
+            kept = merge_partial(results, json.loads(out.read_text()), entries, lambda r: True, names)
             results["records"] = sorted(kept + records, key=lambda r: r["lesson"])  # NN_name: the track's order
-            results["failures"] = [f for f in old.get("failures", []) if (f["track"], f["lesson"]) not in ran] + failures
-            results["skipped"] = [f for f in old.get("skipped", []) if (f["track"], f["lesson"]) not in ran] + skipped
-            keep_header(results, old, sorted({f"{e['track']}/{e['lesson']}" for e in entries}))
         out_dir.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(results, indent=1) + "\n")
         print_multigpu(results)
@@ -464,14 +468,8 @@ def main(argv=None):
                "records": records, "failures": failures, "skipped": skipped}
     out_dir.mkdir(parents=True, exist_ok=True)
     if (tracks or lessons) and out.exists():  # a partial tour updates only its tracks' (lessons') records
-        old = json.loads(out.read_text())
-        ran = {(e["track"], e["lesson"]) for e in entries}
-        kept = [r for r in old.get("records", [])
-                if (r["track"], r["lesson"]) not in ran and (lessons or r["track"] not in tracks)]
-        results["failures"] = [f for f in old.get("failures", []) if (f["track"], f["lesson"]) not in ran] + failures
-        results["skipped"] = [f for f in old.get("skipped", []) if (f["track"], f["lesson"]) not in ran] + skipped
-        if lessons:  # the file keeps the date and device of its whole tour; the lessons run now are listed
-            keep_header(results, old, lessons)
+        kept = merge_partial(results, json.loads(out.read_text()), entries,
+                             lambda r: bool(lessons) or r["track"] not in tracks, lessons)
         # Keep the tracks in the build's order (the tables and plots follow the file's order).
         order = list(dict.fromkeys(e["track"] for e in manifest))
         rank = {t: i for i, t in enumerate(order)}
