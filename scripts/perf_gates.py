@@ -26,8 +26,12 @@ The rule, per gate (common/checks/thresholds/README.md says it in words):
 - previous unknown: threshold = s_min x (1 - 2 x spread), noted: the gate then only keeps the
   solution's level.
 
+The multigpu gates come from the tour of the multigpu track on 2 GPUs, the GPU count the grader
+runs its checks on: results/multigpu/<gpu>-x2.json, found next to the single-GPU results file
+(or named with --multigpu-tour).
+
 Usage:
-  perf_gates.py --from-tour results/NVIDIA_H100_80GB_HBM3.json [--out FILE]
+  perf_gates.py --from-tour results/NVIDIA_H100_80GB_HBM3.json [--multigpu-tour FILE] [--out FILE]
   perf_gates.py --check [DIR]     the committed thresholds files are well formed
   perf_gates.py --summary REPORT...   per gate, the passes and fails of repeated runs
 """
@@ -139,8 +143,14 @@ def write_thresholds(reports, gpu_name, out_path):
     for r in mine:
         if gate_of(r):
             by_gate.setdefault(gate_of(r), []).append(r)
-    sources = sorted({r.get("source_label") for r in mine if r.get("source_label")})
-    source = sources[0] if len(sources) == 1 else "calibration %s" % datetime.date.today().isoformat()
+    labels = [r.get("source_label") for r in mine if r.get("source_label")]
+    sources = sorted(set(labels))
+    if len(sources) == 1:
+        source = sources[0]
+    elif sources and all(str(x).startswith("tour ") for x in sources):
+        source = max(sources, key=labels.count)  # several tours (one per GPU count): the file's is the most used
+    else:
+        source = "calibration %s" % datetime.date.today().isoformat()
 
     def shape(rs):
         """The measure and size most of the reports share."""
@@ -177,6 +187,8 @@ def write_thresholds(reports, gpu_name, out_path):
                 if (before.get("measure"), before.get("size")) == (measure, size) and finite(before.get("previous")):
                     previous = finite(before.get("previous"))
                     previous_source = before.get("previous_source") or "the earlier thresholds"
+        own = sorted({r.get("source_label") for r in rs if r.get("source_label")})
+        entry_source = own[0] if len(own) == 1 else source
         floors = [v for v in (finite(r.get("spread_floor")) for r in rs) if v is not None and v > 0]
         floor = max(floors) if floors else DEFAULT_SPREAD
         threshold, reason, note, spread = decide(runs, previous, floor, measure)
@@ -185,7 +197,7 @@ def write_thresholds(reports, gpu_name, out_path):
                  "spread": round3(spread),
                  "previous": round3(previous) if previous is not None else None,
                  "previous_source": previous_source,
-                 "threshold": threshold, "source": source}
+                 "threshold": threshold, "source": entry_source}
         if reason:
             entry["reason"] = reason
         if note:
@@ -379,6 +391,27 @@ TOUR_GATES = [
 ]
 
 
+# The multigpu gates: measured on 2 GPUs (the grader's count, named in the size), from the
+# tour's results/multigpu/<gpu>-x2.json ("tour": "multigpu").
+MG_GPUS = 2
+MG_ALLREDUCE = "% of ncclAllReduce's bus bandwidth"
+MG_OVERLAP = "x the sequential variant's speed per iteration"
+
+MULTIGPU_GATES = [
+    # The ring's bus bandwidth over NCCL's, same run, 256 MiB; the previous approach, the
+    # gather, is a variant of the same program.
+    {"gate": "multigpu/02_allreduce", "measure": MG_ALLREDUCE, "size": "256 MiB, %d GPUs" % MG_GPUS,
+     "record": ("multigpu", "02_allreduce", "ring", "268435456"), "read": _library, "tour": "multigpu",
+     "previous": ("multigpu", "02_allreduce", "gather", "268435456")},
+    # The overlap against the same program's lesson-4 order, per iteration, weak problem.
+    {"gate": "multigpu/05_overlap", "measure": MG_OVERLAP, "size": "weak problem (128^3 per GPU), %d GPUs" % MG_GPUS,
+     "record": ("multigpu", "05_overlap", "overlap", "weak"), "read": "mg05", "tour": "multigpu",
+     "previous": lambda results: 1.0, "spread_floor": HOST_SPREAD,
+     "previous_text": "the sequential variant itself (1.0x)"},
+]
+TOUR_GATES += MULTIGPU_GATES
+
+
 def find_record(results, key):
     track, lesson, variant, size = key
     for r in results.get("records", []):
@@ -399,55 +432,94 @@ def _reader(spec, results):
         return lambda r: _speedup("jor", "07_l2_reuse", "persistent", "alternating direction", "4096 float")(results)
     if read == "jor08":
         return lambda r: _speedup("jor", "08_mixed_precision", "double", "mixed", "8192 double")(results)
+    if read == "mg05":
+        return lambda r: _speedup("multigpu", "05_overlap", "sequential", "overlap", "weak")(results)
     return read
 
 
-def reports_from_tour(results):
-    """One report per gate from a tour's results (the solution's ratio and the previous
-    approach's), and the list of gates the tour did not measure."""
+def multigpu_tour_path(results_path, gpu):
+    """The 2-GPU tour of the multigpu track beside a single-GPU results file:
+    <folder>/multigpu/<gpu>-x2.json (None when there is none)."""
+    stem = gpu_file_name(gpu)[:-len(".json")]
+    path = os.path.join(os.path.dirname(os.path.abspath(results_path)), "multigpu", "%s-x%d.json" % (stem, MG_GPUS))
+    return path if os.path.exists(path) else None
+
+
+def tour_date(results, lesson=None):
+    """The date a tour measured `lesson` ("track/NN_name"): the last of its 'updates' that
+    lists it, else the file's date."""
     date = results.get("date") or "undated"
+    for u in results.get("updates") or []:
+        if isinstance(u, dict) and lesson in (u.get("lessons") or []) and u.get("date"):
+            date = u["date"]
+    return date
+
+
+def reports_from_tour(results, multigpu=None):
+    """One report per gate from a tour's results (the solution's ratio and the previous
+    approach's), and the list of gates the tour did not measure. `multigpu`: the multigpu
+    track's tour on MG_GPUS GPUs (results/multigpu/<gpu>-x2.json), for its gates."""
     reports, missing = [], []
     for spec in TOUR_GATES:
-        read = _reader(spec, results)
-        rec = find_record(results, spec["record"])
+        own = multigpu if spec.get("tour") == "multigpu" else results
+        if own is None:
+            missing.append(spec)
+            continue
+        date = tour_date(own, spec["gate"].split(":")[0]) if own is multigpu else (results.get("date") or "undated")
+        label = "tour %s" % date + (", %d GPUs" % MG_GPUS if own is multigpu else "")
+        read = _reader(spec, own)
+        rec = find_record(own, spec["record"])
         ratio = read(rec) if rec else None
         if ratio is None:
             missing.append(spec)
             continue
         prev = spec["previous"]
         if callable(prev):
-            previous = prev(results)
+            previous = prev(own)
             previous_source = spec.get("previous_text", "")
         elif prev is None:
             previous, previous_source = None, ""
         else:
-            p = find_record(results, prev)
+            p = find_record(own, prev)
             previous = read(p) if p else None
             previous_source = spec.get("previous_text") or "tour: %s/%s '%s'" % (prev[0], prev[1], prev[2])
         reports.append({"lesson": spec["gate"].split(":")[0], "gate": spec["gate"], "measure": spec["measure"],
                         "size": spec["size"], "ratio": ratio, "previous_measured": previous,
                         "previous_source": previous_source,
                         "spread_floor": spec.get("spread_floor", DEFAULT_SPREAD), "gpu": results.get("gpu"),
-                        "source_label": "tour %s" % date})
+                        "source_label": label})
     return reports, missing
 
 
-def thresholds_from_tour(results_path, out_path=None):
-    """Writes the thresholds file of a results/<gpu>.json (the committed files' first version)."""
+def thresholds_from_tour(results_path, out_path=None, multigpu_path=None):
+    """Writes the thresholds file of a results/<gpu>.json (the committed files' first version),
+    with the multigpu gates from `multigpu_path` (default: multigpu_tour_path())."""
     with open(results_path, encoding="utf-8") as f:
         results = json.load(f)
     gpu = results["gpu"]
     out_path = out_path or os.path.join(THRESHOLDS_DIR, gpu_file_name(gpu))
-    reports, missing = reports_from_tour(results)
+    multigpu = None
+    multigpu_path = multigpu_path or multigpu_tour_path(results_path, gpu)
+    if multigpu_path:
+        with open(multigpu_path, encoding="utf-8") as f:
+            multigpu = json.load(f)
+        if multigpu.get("gpu") != gpu or multigpu.get("gpus") != MG_GPUS:
+            raise ValueError("%s is the tour of %s on %s GPUs, not of %s on %d" % (
+                multigpu_path, multigpu.get("gpu"), multigpu.get("gpus"), gpu, MG_GPUS))
+    reports, missing = reports_from_tour(results, multigpu)
     if os.path.exists(out_path):
         os.remove(out_path)  # the tour's file is written afresh, not merged
     data = write_thresholds(reports, gpu, out_path)
     for spec in missing:
+        mg = spec.get("tour") == "multigpu"
         data["lessons"][spec["gate"]] = {
             "measure": spec["measure"], "size": spec["size"], "solution": None, "previous": None, "threshold": None,
             "source": "tour %s" % (results.get("date") or "undated"),
-            "reason": "the tour of %s has no measurement of this lesson yet: the ratio is reported, not scored, "
-                      "until scripts/grade.py --calibrate measures the solution on this GPU" % gpu}
+            "reason": ("the tour of %s on %d GPUs has no measurement of this lesson yet" % (gpu, MG_GPUS) if mg else
+                       "the tour of %s has no measurement of this lesson yet" % gpu) +
+                      ": the ratio is reported, not scored, until scripts/grade.py --calibrate measures the solution "
+                      "on this GPU"}
+    data["source"] = "tour %s" % (results.get("date") or "undated")  # the file's: the single-GPU tour
     data["lessons"] = {k: data["lessons"][k] for k in sorted(data["lessons"], key=gate_sort_key)}
     with open(out_path, "w", encoding="utf-8") as f:
         json.dump(data, f, indent=2)
@@ -584,6 +656,9 @@ def main(argv=None):
     ap.add_argument("--summary", nargs="+", metavar="REPORT",
                     help="tally TUT_PERF_REPORT files of repeated runs per gate: passes, fails, the ratios' range")
     ap.add_argument("--from-tour", metavar="RESULTS", help="write a thresholds file from results/<gpu>.json")
+    ap.add_argument("--multigpu-tour", metavar="RESULTS",
+                    help="with --from-tour: the multigpu track's tour on 2 GPUs, for its gates (default: "
+                         "multigpu/<gpu>-x2.json beside the --from-tour file)")
     ap.add_argument("--out", help="the thresholds file to write (default: common/checks/thresholds/<gpu>.json)")
     ap.add_argument("--check", nargs="?", const=THRESHOLDS_DIR, metavar="DIR",
                     help="check every thresholds file of DIR (default: the committed ones)")
@@ -611,7 +686,7 @@ def main(argv=None):
             print(line)
         return 0
     if args.from_tour:
-        data = thresholds_from_tour(args.from_tour, args.out)
+        data = thresholds_from_tour(args.from_tour, args.out, args.multigpu_tour)
         gated = sum(1 for e in data["lessons"].values() if e.get("threshold") is not None)
         print("%s: %d gates, %d scored" % (data["gpu"], len(data["lessons"]), gated))
         return 0

@@ -166,6 +166,87 @@ class CommittedFiles(unittest.TestCase):
                              % (name, os.path.relpath(results, REPO)))
 
 
+def mg_record(lesson, variant, size, **fields):
+    extra = fields.pop("extra", {})
+    r = {"track": "multigpu", "lesson": lesson, "variant": variant, "size": size, "extra": dict(extra, gpus=2)}
+    r.update(fields)
+    return r
+
+
+class MultigpuGates(unittest.TestCase):
+    """The multigpu gates come from the 2-GPU tour beside the single-GPU results file."""
+
+    def tours(self, gpu=GPU, gpus=2):
+        single = {"gpu": gpu, "date": "2026-01-01", "records": []}
+        multi = {"gpu": gpu, "gpus": gpus, "date": "2026-01-02",
+                 "updates": [{"date": "2026-01-03", "gpu": gpu, "lessons": ["multigpu/02_allreduce"]}],
+                 "records": [
+                     mg_record("02_allreduce", "nccl", "268435456", ratio_to_library=1.0),
+                     mg_record("02_allreduce", "gather", "268435456", ratio_to_library=0.56),
+                     mg_record("02_allreduce", "ring", "268435456", ratio_to_library=0.93),
+                     mg_record("02_allreduce", "ring", "67108864", ratio_to_library=0.5),
+                     mg_record("05_overlap", "sequential", "weak", extra={"us_per_iter": 300.0}),
+                     mg_record("05_overlap", "overlap", "weak", extra={"us_per_iter": 250.0}),
+                 ]}
+        return single, multi
+
+    def test_the_ring_against_nccl_and_the_overlap_against_sequential(self):
+        single, multi = self.tours()
+        reports, missing = perf_gates.reports_from_tour(single, multi)
+        by_gate = {r["gate"]: r for r in reports}
+        ring = by_gate["multigpu/02_allreduce"]
+        self.assertAlmostEqual(ring["ratio"], 0.93)
+        self.assertAlmostEqual(ring["previous_measured"], 0.56)
+        self.assertEqual(ring["size"], "256 MiB, 2 GPUs")
+        self.assertEqual(ring["source_label"], "tour 2026-01-03, 2 GPUs")  # the lesson's update
+        overlap = by_gate["multigpu/05_overlap"]
+        self.assertAlmostEqual(overlap["ratio"], 300.0 / 250.0)
+        self.assertEqual(overlap["previous_measured"], 1.0)
+        self.assertEqual(overlap["spread_floor"], perf_gates.HOST_SPREAD)
+        self.assertEqual(overlap["source_label"], "tour 2026-01-02, 2 GPUs")
+        self.assertNotIn("multigpu/02_allreduce", [s["gate"] for s in missing])
+        # Without the multigpu tour the gates are missing, not read from the single-GPU file.
+        _, missing = perf_gates.reports_from_tour(single)
+        self.assertTrue({"multigpu/02_allreduce", "multigpu/05_overlap"} <= {s["gate"] for s in missing})
+
+    def test_from_tour_finds_the_two_gpu_tour_beside_the_results(self):
+        single, multi = self.tours()
+        with tempfile.TemporaryDirectory() as tmp:
+            stem = perf_gates.gpu_file_name(GPU)[:-len(".json")]
+            os.makedirs(os.path.join(tmp, "multigpu"))
+            with open(os.path.join(tmp, stem + ".json"), "w") as f:
+                json.dump(single, f)
+            with open(os.path.join(tmp, "multigpu", stem + "-x2.json"), "w") as f:
+                json.dump(multi, f)
+            out = os.path.join(tmp, "out", stem + ".json")
+            os.makedirs(os.path.dirname(out))
+            data = perf_gates.thresholds_from_tour(os.path.join(tmp, stem + ".json"), out)
+            ring = data["lessons"]["multigpu/02_allreduce"]
+            self.assertAlmostEqual(ring["threshold"], perf_gates.round3((0.93 * 0.56) ** 0.5))
+            self.assertEqual(ring["source"], "tour 2026-01-03, 2 GPUs")
+            self.assertEqual(data["source"], "tour 2026-01-01")  # the file's: the single-GPU tour
+            # 1.2x against 1.0x is more than twice the 5% spread of host-paced solves: gated
+            self.assertAlmostEqual(data["lessons"]["multigpu/05_overlap"]["threshold"],
+                                   perf_gates.round3(1.2 ** 0.5))
+            self.assertEqual(perf_gates.check_file(out), [])
+            # A tour on another GPU count is refused: its thresholds would not be the 2-GPU ones.
+            with open(os.path.join(tmp, "x4.json"), "w") as f:
+                json.dump(self.tours(gpus=4)[1], f)
+            with self.assertRaises(ValueError):
+                perf_gates.thresholds_from_tour(os.path.join(tmp, stem + ".json"), os.path.join(tmp, "u.json"),
+                                                os.path.join(tmp, "x4.json"))
+
+    def test_committed_multigpu_gates_name_two_gpus(self):
+        for gpu_file in ("NVIDIA_H100_80GB_HBM3.json", "NVIDIA_H200.json"):
+            with open(os.path.join(perf_gates.THRESHOLDS_DIR, gpu_file)) as f:
+                lessons = json.load(f)["lessons"]
+            for gate in ("multigpu/02_allreduce", "multigpu/05_overlap"):
+                with self.subTest(gpu=gpu_file, gate=gate):
+                    self.assertIn(gate, lessons)
+                    self.assertTrue(lessons[gate]["size"].endswith(", 2 GPUs"))
+                    self.assertTrue(lessons[gate]["source"].endswith(", 2 GPUs"))
+
+
 def performance_cases():
     """(lesson, measure literals, size literals) of every check file with a [performance] case."""
     found = []
@@ -180,8 +261,8 @@ def performance_cases():
                 continue
             with open(os.path.join(folder, name)) as f:
                 text = f.read()
-            if "[performance]" not in text or "perf_gate::" not in text:
-                continue  # a speed check of its own (multigpu/02's, run by every rank)
+            if "[performance]" not in text or not re.search(r"\b(perf_gate|mg_perf)::", text):
+                continue  # a speed check of its own, without a threshold
             measures = re.findall(r'\bmeasure = "([^"]*)"', text)
             sizes = [lit for stmt in re.findall(r'\bsize = ([^;]*);', text) for lit in re.findall(r'"([^"]*)"', stmt)]
             found.append(("%s/%s" % (track, m.group(1)), measures, sizes))

@@ -2,16 +2,20 @@
 // exact and float sums within the rounding bound, from 1 element to 1 GiB (sizes that are
 // no multiple of the chunks, fewer elements than chunks), with guard zones around every
 // output; calls back to back without the host waiting (the barriers must order them);
-// the ring faster than the gather; the gather and NCCL variants the same way. The given
+// the ring faster than the gather; the ring's bus bandwidth as a share of ncclAllReduce's
+// at 256 MiB, timed beside it on every rank and judged against this GPU's threshold for
+// this GPU count (mg_perf.hpp); the gather and NCCL variants the same way. The given
 // pipelined ring ("ring, pipelined") the same way as the ring, and back to back into one
 // output among the other variants (its signals must order it by themselves).
 #include "mg_checks.hpp"
+#include "mg_perf.hpp"
 #include "tut/multigpu_ipc.hpp"
 #include "tut/multigpu_nccl.hpp"
 
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -253,6 +257,46 @@ TEST_CASE("multigpu/02: the ring is faster than gathering to one GPU, at 64 MiB"
     const std::string slow = ring <= 0.8 * gather ? "" : tut::fmt("ring %.3f ms, gather %.3f ms: the ring should take "
                                                                 "at most 0.8 of the gather's time", ring * 1e3, gather * 1e3);
     MG_REQUIRE(slow.empty(), slow);
+}
+
+const char* const kSpeedCase = "multigpu/02: the ring's bus bandwidth against ncclAllReduce's, at 256 MiB";
+
+TEST_CASE(kSpeedCase, "[performance]") {
+    // Both move the same bytes on the same GPUs, so the ratio of the bus bandwidths is
+    // NCCL's time over the ring's. The gather (the previous approach, a variant of the
+    // lesson) is timed beside them in calibration runs.
+    const size_t count = size_t(64) << 20;  // 256 MiB of floats
+    const std::string bad = run_and_compare<float>("ring", 1000, 3);  // a wrong ring is not timed
+    MG_REQUIRE(bad.empty(), bad);
+    job();  // every rank (collective at the first call)
+    mg_checks::step("multigpu/02: the ring beside ncclAllReduce at 256 MiB");
+    tut::mg::PeerBuffer<float> in(world(), count), out(world(), count);
+    TUT_CUDA(cudaMemset(in.local(), 0, count * sizeof(float)));
+    TUT_CUDA(cudaDeviceSynchronize());
+    tut::mg::AllreduceCall<float> c;
+    c.world = &world();
+    c.in = &in;
+    c.out = &out;
+    c.count = count;
+    c.flags = &job().flags;
+    c.nccl_comm = job().nccl.comm;
+    c.stream = job().stream;
+    mg_perf::RatioCase rc;
+    rc.name = kSpeedCase;
+    rc.measure = "% of ncclAllReduce's bus bandwidth";
+    rc.size = world().size == 2 ? "256 MiB, 2 GPUs" : "256 MiB, " + mg_perf::gpus_text();
+    rc.work_name = "'ring'";
+    rc.yardstick_name = "ncclAllReduce";
+    rc.previous_name = "'gather'";
+    rc.hint = "Does every GPU read only from the one before it, each step moving 1/n of the vector over every link "
+              "at once (reduce-scatter, then all-gather), with no GPU that receives everything?";
+    rc.plan.warmup = 2;
+    rc.plan.repeats = 5;
+    rc.plan.rounds = 3;
+    const auto ring = [&] { variant("ring").run_float(c); };
+    const auto nccl = [&] { variant("nccl").run_float(c); };
+    const std::function<void()> gather = [&] { variant("gather").run_float(c); };
+    mg_perf::time_and_judge(rc, ring, nccl, job().stream, gather);
 }
 
 TEST_CASE("multigpu/02: gather and nccl give exact int sums and float sums within the bound", "[baseline]") {

@@ -36,7 +36,10 @@ TIMEOUT_EXIT = 124
 SAFETY = {"NCCL_NVLS_ENABLE": "0", "NVSHMEM_DISABLE_NVLS": "1", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1"}
 WATCHDOG = "TUT_MG_WATCHDOG_S"
 # Variables every rank gets when they are set here (Open MPI passes only what -x names).
-PASSED_ON = ("LD_LIBRARY_PATH", "PATH", "CUDA_VISIBLE_DEVICES", "NCCL_DEBUG", "NVSHMEM_DEBUG", WATCHDOG)
+# The performance gates' variables (common/checks/perf_gate.hpp) go to every rank alike: a
+# rank that calibrates while another does not would make different collectives.
+PASSED_ON = ("LD_LIBRARY_PATH", "PATH", "CUDA_VISIBLE_DEVICES", "NCCL_DEBUG", "NVSHMEM_DEBUG", WATCHDOG,
+             "TUT_PERF_REPORT", "TUT_PERF_CALIBRATE", "TUT_THRESHOLDS_DIR")
 
 
 def watchdog_seconds(timeout):
