@@ -8,6 +8,8 @@ usage:
   scripts/grade.py --self-test              pristine exercises score zero, solutions full, and
                                             every known-wrong submission short of full
   scripts/grade.py --calibrate              the performance thresholds of this GPU
+  scripts/grade.py --confirm-gates 20       each gate passes the solution and fails the bank's
+                                            previous approach, 20 runs of each
   options: --only sgemm/01_naive (repeatable)  --tracks sgemm,cg  --out DIR
            --jobs N (compile jobs)  --run-jobs N (check programs at once)
            --sanitize (compute-sanitizer on each lesson's program: a scored case)
@@ -86,6 +88,15 @@ that need several GPUs run their checks one at a time, after the others.
 Calibration (--calibrate). Builds the solutions, runs each solution check's [performance]
 cases --calibrate-runs times with TUT_PERF_CALIBRATE=1 (a case measures and reports, and
 never fails) and hands the reports to scripts/perf_gates.py, which writes the thresholds.
+
+Confirming the gates (--confirm-gates RUNS). For every lesson with a threshold on this GPU:
+the solution's check program, and the lesson's exercise replaced by the bank's submission
+that its gate must catch (the first of kind previous-lesson, else the first caught by
+[performance]), built in a tree of its own under --out. Both run their [performance] cases,
+judged, RUNS times, alternating lesson by lesson so that both see the same drift. The table
+lesson | threshold | solution passed | its ratios | submission failed | its ratios goes to
+--out/gate-confirmation.md (and .json). Exit 1 unless every solution run passed and every
+submission run failed.
 """
 import argparse
 import concurrent.futures
@@ -1788,6 +1799,196 @@ def calibrate(build_dir, out_file, only, tracks, jobs, runs):
     return 0
 
 
+
+# ---------------------------------------------------------------- confirming the gates
+
+
+def gated_lessons(gpu):
+    """{lesson: its entry in this GPU's thresholds file} for the lessons with a threshold."""
+    try:
+        data = json.loads((THRESHOLDS_DIR / gpu_file_name(gpu)).read_text())
+    except (OSError, ValueError):
+        return {}
+    lessons = data.get("lessons", {}) if isinstance(data, dict) else {}
+    return {k: v for k, v in lessons.items() if isinstance(v, dict) and v.get("threshold") is not None}
+
+
+def gate_submission(bank_dir, name):
+    """The bank file a lesson's gate must fail: the first (by name) of kind previous-lesson,
+    else the first whose `caught by:` is [performance]; None when the bank has neither."""
+    folder = Path(bank_dir) / name
+    files = sorted(folder.glob("*.diff")) if folder.is_dir() else []
+    by_perf = [f for f in files if "[performance]" in wrong_header(f).get("caught_by", "")]
+    previous = [f for f in by_perf if wrong_header(f).get("kind") == "previous-lesson"]
+    return (previous or by_perf or [None])[0]
+
+
+def gate_run(entry, logs, major, limit, stem):
+    """One run of a check program's [performance] cases, judged: (outcome, the reports its
+    cases wrote); outcome "ran", "skipped", "timeout" or "crashed"."""
+    report = logs / f"{stem}.jsonl"
+    if report.exists():
+        report.unlink()
+    env = {k: v for k, v in os.environ.items() if k != "TUT_PERF_CALIBRATE"}
+    env["TUT_PERF_REPORT"] = str(report)
+    cmd = launch_prefix(entry, limit) + [entry["check_exe"], "[performance]"]
+    if major >= 3:
+        cmd.append("--allow-running-no-tests")
+    rc, out, timed_out = run_with_timeout(cmd, limit, logs / f"{stem}.log", env=env)
+    reports = read_perf_reports(report)
+    if rc == SKIP_EXIT:
+        return "skipped", reports
+    if timed_out:
+        return "timeout", reports
+    if rc < 0 or (rc != 0 and not any(r.get("status") == "fail" for r in reports)):
+        return "crashed", reports  # a non-zero exit that no gate's verdict explains
+    return "ran", reports
+
+
+def gate_outcome(outcome, reports):
+    """One run's verdict on its lesson's gate: "pass" (a scored case passed, none failed),
+    "fail" (a scored case failed), "unscored" (no case was judged), or the run's outcome when
+    it did not run to the end; and the judged ratios."""
+    judged = [r for r in reports if r.get("status") in ("pass", "fail")]
+    ratios = [float(r["ratio"]) for r in judged if isinstance(r.get("ratio"), (int, float))]
+    if outcome != "ran":
+        return outcome, ratios
+    if any(r.get("status") == "fail" for r in judged):
+        return "fail", ratios
+    return ("pass" if judged else "unscored"), ratios
+
+
+def ratio_range(ratios):
+    if not ratios:
+        return "-"
+    s = sorted(ratios)
+    return f"{s[0]:.3f} .. {s[len(s) // 2]:.3f} .. {s[-1]:.3f}"
+
+
+def gate_confirmation_rows(runs, gates, submissions, count):
+    """The table's rows and the problems, from runs {(lesson, side): [(verdict, ratios)]}
+    (side "solution" or "submission"): the solution must pass every run and the bank's
+    submission fail every run."""
+    rows, problems = [], []
+    for name in sorted(gates):
+        sol = runs.get((name, "solution"), [])
+        sub = runs.get((name, "submission"), [])
+        passed = sum(v == "pass" for v, _ in sol)
+        failed = sum(v == "fail" for v, _ in sub)
+        path = submissions.get(name)
+        row = {"lesson": name, "measure": gates[name].get("measure", ""), "size": gates[name].get("size", ""),
+               "threshold": gates[name].get("threshold"), "runs": count,
+               "solution_passed": passed, "solution_ratios": [x for _, r in sol for x in r],
+               "submission": path.name if path else None, "submission_failed": failed,
+               "submission_ratios": [x for _, r in sub for x in r],
+               "other": sorted({v for v, _ in sol if v != "pass"} | {v for v, _ in sub if v != "fail"})}
+        rows.append(row)
+        if sol and all(v == "skipped" for v, _ in sol):
+            continue  # cannot run here (more GPUs, another architecture): said in the row
+        if passed < count:
+            problems.append(f"{name}: the solution passed its gate in {passed} of {count} run(s)")
+        if path is None:
+            problems.append(f"{name}: the bank has no submission its gate must catch (kind previous-lesson, or "
+                            "caught by [performance])")
+        elif failed < count:
+            problems.append(f"{name}: {path.name} failed the gate in {failed} of {count} run(s)")
+    return rows, problems
+
+
+def gate_confirmation_table(rows, gpu):
+    lines = [f"| lesson | measure, size | threshold | solution passed | solution's ratios (min .. median .. max) "
+             f"| submission | submission failed | submission's ratios | other outcomes |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['lesson']} | {r['measure']}, {r['size']} | {r['threshold']:.3f} | "
+                     f"{r['solution_passed']}/{r['runs']} | {ratio_range(r['solution_ratios'])} | "
+                     f"`{r['submission'] or 'none'}` | {r['submission_failed']}/{r['runs']} | "
+                     f"{ratio_range(r['submission_ratios'])} | {', '.join(r['other']) or '-'} |")
+    return f"# Performance gates confirmed on {gpu}\n\n" + "\n".join(lines) + "\n"
+
+
+def confirm_gates(build_dir, out, only, tracks, jobs, count, bank_dir=WRONG_BANK_DIR):
+    """Runs every gated lesson's [performance] cases `count` times with the solution and
+    `count` times with the bank's submission its gate must catch, alternating, judged
+    against this GPU's thresholds; writes out/gate-confirmation.md and .json. Exit 0 when
+    every solution run passed and every submission run failed, 1 otherwise, 77 without a
+    GPU."""
+    gpu = gpu_name()
+    if not gpu:
+        print("SKIPPED: confirming the performance gates needs a GPU, and none is usable here.")
+        return SKIP_EXIT
+    gates = gated_lessons(gpu)
+    if not gates:
+        print(f"confirm-gates: {gpu} has no thresholds file with a gate ({THRESHOLDS_DIR / gpu_file_name(gpu)}); "
+              "write one with --calibrate first")
+        return 1
+    if needs_configure(build_dir, tracks=tracks):
+        configure(build_dir, tracks=tracks)
+    if only:
+        check_only(build_dir, ["solutions"], only)
+    here = {f"{e['track']}/{e['lesson']}" for e in load_manifest(build_dir, "solutions", only)}
+    left_out = sorted(k for k in gates if k not in here and (not only or k in only))
+    gates = {k: v for k, v in gates.items() if k in here}
+    if left_out:
+        print(f"confirm-gates: {len(left_out)} gated lesson(s) not in this build: {', '.join(left_out)}")
+    if not gates:
+        print("confirm-gates: no lesson built here has a gate on this GPU")
+        return 1
+    entries, _ = prepare(build_dir, ["solutions"], sorted(gates), tracks=tracks, jobs=jobs, logs=out / "logs")
+    solutions = {f"{e['track']}/{e['lesson']}": e for e in entries["solutions"]}
+    submissions = {name: gate_submission(bank_dir, name) for name in gates}
+    bank = {name: [path] for name, path in submissions.items() if path}
+    work = out / "gate-submissions"
+    tree, made = work / "lessons", work / "submissions"
+    for folder in (tree, made):
+        if folder.exists():
+            shutil.rmtree(folder)
+    shutil.copytree(REPO / "lessons", tree)
+    written, problems = write_submissions(bank, made)
+    for name, paths in written.items():
+        e = solutions[name]
+        shutil.copy(paths[0], tree / e["track"] / e["lesson"] / Path(e["source"]).name)
+    lesson_entries, _ = prepare(work / "build", ["lessons"], sorted(written), lessons_dir=tree, tracks=tracks,
+                                jobs=jobs, logs=work / "logs")
+    programs = {(name, "solution"): e for name, e in solutions.items() if name in gates}
+    programs.update({(f"{e['track']}/{e['lesson']}", "submission"): e for e in lesson_entries["lessons"]})
+    logs = out / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    major = catch_major(build_dir)
+    check_times = load_check_times(gpu)
+    broken = set()
+    for key, e in sorted(programs.items()):
+        b = Path(build_dir) if key[1] == "solution" else work / "build"
+        if build_lesson(e, b, logs):
+            broken.add(key)
+            problems.append(f"{key[0]}: the {key[1]} does not compile ({logs})")
+    runs = {}
+    start = time.monotonic()
+    for i in range(count):
+        for name in sorted(gates):
+            for side in ("solution", "submission"):
+                key = (name, side)
+                if key not in programs or key in broken:
+                    continue
+                limit, _ = time_limit(solutions[name], check_times)
+                stem = f"{name.replace('/', '-')}.{side}-{i + 1}"
+                verdict, ratios = gate_outcome(*gate_run(programs[key], logs, major, limit, stem))
+                runs.setdefault(key, []).append((verdict, ratios))
+        print(f"confirm-gates: round {i + 1} of {count} done ({time.monotonic() - start:.0f} s)", flush=True)
+    rows, more = gate_confirmation_rows(runs, gates, submissions, count)
+    problems += more
+    table = gate_confirmation_table(rows, gpu)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "gate-confirmation.md").write_text(table)
+    (out / "gate-confirmation.json").write_text(json.dumps({"gpu": gpu, "runs": count, "lessons": rows}, indent=1))
+    print("\n" + table)
+    for p in problems:
+        print("GATE NOT CONFIRMED:", p)
+    print(f"confirm-gates: {len(rows)} gate(s), {count} run(s) each side, {len(problems)} problem(s), "
+          f"{time.monotonic() - start:.0f} s")
+    return 1 if problems else 0
+
+
 def positive_int(text):
     try:
         v = int(text)
@@ -1832,6 +2033,10 @@ def main(argv=None):
     ap.add_argument("--calibrate", action="store_true",
                     help="run the solutions' [performance] cases and write this GPU's thresholds")
     ap.add_argument("--calibrate-runs", type=positive_int, default=5, help="calibration runs per lesson (default 5)")
+    ap.add_argument("--confirm-gates", type=positive_int, metavar="RUNS",
+                    help="run each gated lesson's [performance] cases RUNS times with the solution and RUNS times "
+                         "with the bank's submission its gate must catch; exit 1 unless every solution run passes "
+                         "and every submission run fails")
     args = ap.parse_args(argv)
     tracks = [t for t in re.split(r"[,;\s]+", args.tracks or "") if t]
     for name in args.only:
@@ -1850,12 +2055,17 @@ def main(argv=None):
         ap.error("--no-wrong-bank, --wrong-only and --write-check-times go with --self-test")
     if args.calibrate and (args.self_test or args.build_only):
         ap.error("--calibrate runs on its own (not with --self-test or --build-only)")
+    if args.confirm_gates and (args.self_test or args.build_only or args.calibrate):
+        ap.error("--confirm-gates runs on its own (not with --self-test, --calibrate or --build-only)")
     if args.sanitize and not args.build_only:
         import sanitize  # scripts/sanitize.py finds compute-sanitizer as its own runs do
         if not sanitize.find_sanitizer(None):
             ap.error("--sanitize: compute-sanitizer not found (it comes with the CUDA toolkit, in its bin/)")
     run_jobs = args.run_jobs or default_run_jobs()
 
+    if args.confirm_gates:
+        return confirm_gates(args.build_dir, Path(args.out) if args.out else REPO / "grade-results", args.only,
+                             tracks, args.jobs, args.confirm_gates, bank_dir=Path(args.wrong_bank_dir))
     if args.calibrate:
         return calibrate(args.build_dir, args.out, args.only, tracks, args.jobs, args.calibrate_runs)
     out = Path(args.out) if args.out else REPO / "grade-results"

@@ -637,11 +637,69 @@ class Calibrate(unittest.TestCase):
                 sys.modules["perf_gates"] = saved[1]
 
 
+
+class ConfirmGates(unittest.TestCase):
+    def test_a_run_passes_fails_or_says_why_not(self):
+        judged = {"status": "pass", "ratio": 0.9}
+        self.assertEqual(grade.gate_outcome("ran", [judged]), ("pass", [0.9]))
+        self.assertEqual(grade.gate_outcome("ran", [judged, {"status": "fail", "ratio": 0.5}])[0], "fail")
+        self.assertEqual(grade.gate_outcome("ran", [{"status": "unscored", "ratio": 0.9}]), ("unscored", []))
+        self.assertEqual(grade.gate_outcome("ran", []), ("unscored", []))
+        self.assertEqual(grade.gate_outcome("crashed", [judged])[0], "crashed")
+
+    def test_every_solution_run_must_pass_and_every_submission_run_fail(self):
+        gates = {"t/01": {"measure": "% of x", "size": "N = 1", "threshold": 0.7},
+                 "t/02": {"measure": "% of x", "size": "N = 1", "threshold": 0.7},
+                 "t/03": {"measure": "% of x", "size": "N = 1", "threshold": 0.7}}
+        subs = {"t/01": Path("previous_lesson.diff"), "t/02": Path("previous_lesson.diff"), "t/03": None}
+        runs = {("t/01", "solution"): [("pass", [0.9]), ("pass", [0.8])],
+                ("t/01", "submission"): [("fail", [0.5]), ("fail", [0.4])],
+                ("t/02", "solution"): [("pass", [0.9]), ("fail", [0.6])],
+                ("t/02", "submission"): [("fail", [0.5]), ("pass", [0.75])],
+                ("t/03", "solution"): [("pass", [0.9]), ("pass", [0.9])]}
+        rows, problems = grade.gate_confirmation_rows(runs, gates, subs, 2)
+        self.assertEqual([r["lesson"] for r in rows], ["t/01", "t/02", "t/03"])
+        self.assertEqual((rows[0]["solution_passed"], rows[0]["submission_failed"]), (2, 2))
+        self.assertEqual(len([p for p in problems if p.startswith("t/01")]), 0)
+        self.assertIn("t/02: the solution passed its gate in 1 of 2 run(s)", problems)
+        self.assertIn("t/02: previous_lesson.diff failed the gate in 1 of 2 run(s)", problems)
+        self.assertTrue(any(p.startswith("t/03: the bank has no submission") for p in problems))
+        table = grade.gate_confirmation_table(rows, "GPU")
+        self.assertIn("| t/01 | % of x, N = 1 | 0.700 | 2/2 | 0.800 .. 0.900 .. 0.900 | `previous_lesson.diff` | 2/2 |",
+                      table)
+        # a lesson that cannot run here (all runs skipped) is listed, not a problem
+        rows, problems = grade.gate_confirmation_rows({("t/01", "solution"): [("skipped", [])] * 2},
+                                                      {"t/01": gates["t/01"]}, {"t/01": subs["t/01"]}, 2)
+        self.assertEqual(problems, [])
+        self.assertEqual(rows[0]["other"], ["skipped"])
+
+    def test_the_gate_must_catch_the_previous_approach_first(self):
+        with tempfile.TemporaryDirectory() as d:
+            folder = Path(d) / "t" / "01_x"
+            folder.mkdir(parents=True)
+            wrong_file(folder / "a_race.diff", "t/01_x", caught_by="[performance]", kind="race")
+            wrong_file(folder / "b_edges.diff", "t/01_x")
+            self.assertEqual(grade.gate_submission(d, "t/01_x").name, "a_race.diff")
+            wrong_file(folder / "c_previous.diff", "t/01_x", caught_by="[performance]", kind="previous-lesson")
+            self.assertEqual(grade.gate_submission(d, "t/01_x").name, "c_previous.diff")
+            self.assertIsNone(grade.gate_submission(d, "t/02_y"))
+
+    def test_without_a_gpu_it_skips(self):
+        saved = grade.gpu_name
+        grade.gpu_name = lambda: None
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(grade.confirm_gates("/nonexistent", Path("/nonexistent"), [], [], 1, 1),
+                                 grade.SKIP_EXIT)
+        finally:
+            grade.gpu_name = saved
+
+
 class Options(unittest.TestCase):
     def test_option_combinations_that_make_no_sense_exit_2(self):
         for argv in (["--wrong-only", "sgemm/05"], ["--no-wrong-bank"], ["--write-check-times"],
                      ["--calibrate", "--self-test"], ["--self-test", "--wrong-only", "sgemm"],
-                     ["--calibrate-runs", "0"]):
+                     ["--calibrate-runs", "0"], ["--confirm-gates", "0"], ["--confirm-gates", "2", "--calibrate"]):
             with contextlib.redirect_stderr(io.StringIO()):
                 with self.assertRaises(SystemExit) as ctx:
                     grade.main(argv)
