@@ -1974,13 +1974,14 @@ def confirm_gates(build_dir, out, only, tracks, jobs, count, bank_dir=WRONG_BANK
                 stem = f"{name.replace('/', '-')}.{side}-{i + 1}"
                 verdict, ratios = gate_outcome(*gate_run(programs[key], logs, major, limit, stem))
                 runs.setdefault(key, []).append((verdict, ratios))
+        # the table so far after every round: a run cut short still leaves its rounds' evidence
+        rows, more = gate_confirmation_rows(runs, gates, submissions, i + 1)
+        table = gate_confirmation_table(rows, gpu)
+        (out / "gate-confirmation.md").write_text(table)
+        (out / "gate-confirmation.json").write_text(json.dumps({"gpu": gpu, "runs": i + 1, "lessons": rows},
+                                                               indent=1))
         print(f"confirm-gates: round {i + 1} of {count} done ({time.monotonic() - start:.0f} s)", flush=True)
-    rows, more = gate_confirmation_rows(runs, gates, submissions, count)
     problems += more
-    table = gate_confirmation_table(rows, gpu)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "gate-confirmation.md").write_text(table)
-    (out / "gate-confirmation.json").write_text(json.dumps({"gpu": gpu, "runs": count, "lessons": rows}, indent=1))
     print("\n" + table)
     for p in problems:
         print("GATE NOT CONFIRMED:", p)
