@@ -1865,10 +1865,23 @@ def ratio_range(ratios):
     return f"{s[0]:.3f} .. {s[len(s) // 2]:.3f} .. {s[-1]:.3f}"
 
 
+def previous_gated_lesson(name, gates):
+    """The lesson just before `name` in its track when it is gated in the same measure at the
+    same size: its solution is then the previous lesson's approach, measured alike."""
+    track, lesson = name.split("/", 1)
+    for other, g in gates.items():
+        t, o = other.split("/", 1)
+        if (t == track and o[:2].isdigit() and lesson[:2].isdigit() and int(o[:2]) == int(lesson[:2]) - 1
+                and (g.get("measure"), g.get("size")) == (gates[name].get("measure"), gates[name].get("size"))):
+            return other
+    return None
+
+
 def gate_confirmation_rows(runs, gates, submissions, count):
     """The table's rows and the problems, from runs {(lesson, side): [(verdict, ratios)]}
-    (side "solution" or "submission"): the solution must pass every run and the bank's
-    submission fail every run."""
+    (side "solution" or "submission"): the solution must pass every run, and the bank's
+    submission, and the previous lesson's solution where it is measured alike, fail every
+    run."""
     rows, problems = [], []
     for name in sorted(gates):
         sol = runs.get((name, "solution"), [])
@@ -1876,12 +1889,18 @@ def gate_confirmation_rows(runs, gates, submissions, count):
         passed = sum(v == "pass" for v, _ in sol)
         failed = sum(v == "fail" for v, _ in sub)
         path = submissions.get(name)
+        earlier = previous_gated_lesson(name, gates)
+        threshold = gates[name].get("threshold")
+        earlier_ratios = [x for _, r in runs.get((earlier, "solution"), []) for x in r] if earlier else []
+        earlier_passed = sum(x >= threshold for x in earlier_ratios) if threshold is not None else 0
         row = {"lesson": name, "measure": gates[name].get("measure", ""), "size": gates[name].get("size", ""),
                "threshold": gates[name].get("threshold"), "runs": count,
                "solution_passed": passed, "solution_ratios": [x for _, r in sol for x in r],
                "submission": path.name if path else None, "submission_failed": failed,
                "submission_ratios": [x for _, r in sub for x in r],
-               "other": sorted({v for v, _ in sol if v != "pass"} | {v for v, _ in sub if v != "fail"})}
+               "other": sorted({v for v, _ in sol if v != "pass"} | {v for v, _ in sub if v != "fail"}),
+               "previous_lesson": earlier if earlier_ratios else None, "previous_lesson_passed": earlier_passed,
+               "previous_lesson_runs": len(earlier_ratios)}
         rows.append(row)
         if sol and all(v == "skipped" for v, _ in sol):
             continue  # cannot run here (more GPUs, another architecture): said in the row
@@ -1892,6 +1911,9 @@ def gate_confirmation_rows(runs, gates, submissions, count):
                             "caught by [performance])")
         elif failed < count:
             problems.append(f"{name}: {path.name} failed the gate in {failed} of {count} run(s)")
+        if earlier_passed:
+            problems.append(f"{name}: {earlier}'s solution, measured alike, reached this gate in {earlier_passed} of "
+                            f"{len(earlier_ratios)} run(s)")
     return rows, problems
 
 
@@ -1900,10 +1922,12 @@ def gate_confirmation_table(rows, gpu):
              f"| submission | submission failed | submission's ratios | other outcomes |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
+        other = r["other"] + ([f"{r['previous_lesson']}'s solution passed {r['previous_lesson_passed']}/"
+                               f"{r['previous_lesson_runs']}"] if r.get("previous_lesson_passed") else [])
         lines.append(f"| {r['lesson']} | {r['measure']}, {r['size']} | {r['threshold']:.3f} | "
                      f"{r['solution_passed']}/{r['runs']} | {ratio_range(r['solution_ratios'])} | "
                      f"`{r['submission'] or 'none'}` | {r['submission_failed']}/{r['runs']} | "
-                     f"{ratio_range(r['submission_ratios'])} | {', '.join(r['other']) or '-'} |")
+                     f"{ratio_range(r['submission_ratios'])} | {', '.join(other) or '-'} |")
     return f"# Performance gates confirmed on {gpu}\n\n" + "\n".join(lines) + "\n"
 
 

@@ -32,6 +32,10 @@ runs its checks on: results/multigpu/<gpu>-x2.json, found next to the single-GPU
 
 Usage:
   perf_gates.py --from-tour results/NVIDIA_H100_80GB_HBM3.json [--multigpu-tour FILE] [--out FILE]
+  perf_gates.py --from-confirmation gate-confirmation.json [--out FILE]
+                                  20 runs of each side (grade.py --confirm-gates): a threshold that
+                                  held stands (with the evidence); one that did not moves to the
+                                  midpoint of the runs' ranges, or the gate is unscored
   perf_gates.py --check [DIR]     the committed thresholds files are well formed
   perf_gates.py --summary REPORT...   per gate, the passes and fails of repeated runs
 """
@@ -528,6 +532,139 @@ def thresholds_from_tour(results_path, out_path=None, multigpu_path=None):
 
 
 # ---------------------------------------------------------------------------------------
+# Confirmation: 20 runs of the solution and 20 of the previous approach per gate
+# ---------------------------------------------------------------------------------------
+
+MIN_CONFIRM_RUNS = 10  # runs of each side before a confirmation may move a threshold
+
+
+def bank_kind(lesson, submission):
+    """The `kind:` of a bank file (common/checks/wrong/<lesson>/<submission>), None when absent."""
+    path = os.path.join(REPO, "common", "checks", "wrong", lesson, submission or "")
+    try:
+        with open(path, encoding="utf-8") as f:
+            head = [next(f, "") for _ in range(3)]
+    except OSError:
+        return None
+    m = re.match(r"^// kind:\s*(\S+)", head[2])
+    return m.group(1) if m else None
+
+
+def previous_lesson_row(row, rows):
+    """The confirmation row of the lesson just before `row`'s in its track, when it was gated
+    in the same measure at the same size (its solution is then the previous approach too)."""
+    track, name = row["lesson"].split("/", 1)
+    number = int(name[:2])
+    for other in rows:
+        t, n = other["lesson"].split("/", 1)
+        if t == track and int(n[:2]) == number - 1 and (other.get("measure"), other.get("size")) == (
+                row.get("measure"), row.get("size")):
+            return other
+    return None
+
+
+def confirm_entry(e, row, date, previous_row=None):
+    """The thresholds entry `e` after the confirmation row `row` (scripts/grade.py
+    --confirm-gates: the ratios of the solution's runs and of the bank submission's):
+    - every solution run passed and every submission run failed: the threshold stands, with
+      the evidence under "confirmed";
+    - else, with the previous lesson's approach as the submission: the ranges of the runs
+      decide. When the slowest solution run is at least 2 x the spread floor above the
+      fastest run of the previous approach, the threshold is their geometric midpoint;
+      otherwise the gate is unscored, with the reason;
+    - else (too few runs, or a submission of another kind): unchanged, None."""
+    S = [v for v in (finite(x) for x in row.get("solution_ratios", [])) if v is not None and v > 0]
+    P = [v for v in (finite(x) for x in row.get("submission_ratios", [])) if v is not None and v > 0]
+    # the previous lesson's own solution, measured alike, is the previous approach too
+    earlier = [v for v in (finite(x) for x in (previous_row or {}).get("solution_ratios", []))
+               if v is not None and v > 0]
+    t = finite(e.get("threshold"))
+    measure = str(e.get("measure", ""))
+    if len(S) < MIN_CONFIRM_RUNS or len(P) < MIN_CONFIRM_RUNS:
+        return None
+    evidence = {"date": date, "runs": min(len(S), len(P)), "solution_min": round3(min(S)),
+                "solution_max": round3(max(S)), "submission": row.get("submission"),
+                "submission_min": round3(min(P)), "submission_max": round3(max(P))}
+    if earlier:
+        evidence.update({"previous_lesson": previous_row["lesson"], "previous_lesson_max": round3(max(earlier))})
+    if t is not None and min(S) >= t and max(P + earlier) < t:
+        out = dict(e)
+        out["confirmed"] = evidence
+        return out
+    if bank_kind(row["lesson"], row.get("submission")) != "previous-lesson":
+        return None
+    P_runs = len(P)
+    P = P + earlier
+    floor = finite(e.get("spread")) or DEFAULT_SPREAD
+    floor = HOST_SPREAD if floor >= HOST_SPREAD else DEFAULT_SPREAD
+    out = {k: v for k, v in e.items() if k not in ("reason", "note", "confirmed")}
+    out.update({"solution": round3(statistics.median(S)), "solution_min": round3(min(S)), "runs": len(S),
+                "spread": round3(max(floor, (max(S) - min(S)) / statistics.median(S))),
+                "previous": round3(statistics.median(P)), "previous_max": round3(max(P)),
+                "previous_source": "bank: %s, %d runs" % (row.get("submission"), P_runs) +
+                                   (", and %s's solution, %d runs" % (previous_row["lesson"], len(earlier))
+                                    if earlier else ""),
+                "source": "confirmation %s" % date})
+    gap = min(S) / max(P) - 1
+    if gap >= 2 * floor:
+        out["threshold"] = round3(math.sqrt(min(S) * max(P)))
+        out["note"] = ("the geometric midpoint of the slowest of %d solution runs (%s) and the fastest of %d runs of "
+                       "the previous approach (%s)" % (len(S), pct(min(S), measure), len(P), pct(max(P), measure)))
+        was = "%s" % pct(t, measure) if t is not None else "none"
+        out["note"] += "; the threshold before, %s, did not hold in every run" % was
+    elif max(P) >= min(S):
+        out["threshold"] = None
+        out["reason"] = ("in %d runs of each on this GPU the previous lesson's approach ran as fast as the solution "
+                         "(its fastest run %s, the solution's slowest %s; medians %s and %s): the idea does not show "
+                         "as a speed-up in every run here" % (min(len(S), len(P)), pct(max(P), measure),
+                                                              pct(min(S), measure), pct(statistics.median(P), measure),
+                                                              pct(statistics.median(S), measure)))
+    else:
+        out["threshold"] = None
+        out["reason"] = ("in %d runs of each on this GPU the solution's slowest run (%s) is not 2 x %.0f%% above the "
+                         "fastest run of the previous lesson's approach (%s; medians %s and %s): too close to gate "
+                         "reliably" % (min(len(S), len(P)), pct(min(S), measure), 100 * floor, pct(max(P), measure),
+                                       pct(statistics.median(S), measure), pct(statistics.median(P), measure)))
+    return out
+
+
+def apply_confirmation(confirmation_path, out_path=None):
+    """Applies a confirmation (the JSON of scripts/grade.py --confirm-gates, or several merged
+    into one with "lessons" rows) to its GPU's thresholds file; returns {gate: what happened}."""
+    with open(confirmation_path, encoding="utf-8") as f:
+        conf = json.load(f)
+    gpu = conf["gpu"]
+    date = conf.get("date") or datetime.date.today().isoformat()
+    committed = os.path.join(THRESHOLDS_DIR, gpu_file_name(gpu))
+    out_path = out_path or committed
+    data = load_existing(out_path) or load_existing(committed)
+    if data is None:
+        raise ValueError("%s: no thresholds file of %s to confirm" % (out_path, gpu))
+    what = {}
+    for row in conf.get("lessons", []):
+        gate = row.get("lesson")
+        if gate not in data["lessons"]:
+            what[gate] = "no such gate in %s" % os.path.basename(out_path)
+            continue
+        new = confirm_entry(data["lessons"][gate], row, date, previous_lesson_row(row, conf.get("lessons", [])))
+        if new is None:
+            what[gate] = "unchanged (too few runs, or its submission is not the previous lesson's approach)"
+            continue
+        if "confirmed" in new:
+            what[gate] = "confirmed"
+        elif new.get("threshold") is None:
+            what[gate] = "unscored: " + new["reason"]
+        else:
+            what[gate] = "threshold %s (was %s)" % (new["threshold"], data["lessons"][gate].get("threshold"))
+        data["lessons"][gate] = new
+    data["source"] = "confirmation %s (%s)" % (date, str(data.get("source", "")).strip() or "undated")
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2)
+        f.write("\n")
+    return what
+
+
+# ---------------------------------------------------------------------------------------
 # The committed files are well formed
 # ---------------------------------------------------------------------------------------
 
@@ -548,21 +685,32 @@ def check_file(path):
         where = "%s: %s" % (name, key)
         if not re.match(r"^(sgemm|bandwidth|reduction|cg|jor|multigpu)/\d\d_[a-z0-9_]+(: .+)?$", key):
             problems.append("%s: not a lesson id (track/NN_name[: gate])" % where)
-        for field in ("measure", "size", "threshold", "source"):
-            if field not in e:
-                problems.append("%s: no '%s'" % (where, field))
-        t, s, p = finite(e.get("threshold")), finite(e.get("solution")), finite(e.get("previous"))
-        if e.get("threshold") is None:
-            if not e.get("reason"):
-                problems.append("%s: unscored without a reason" % where)
-            continue
-        if t is None or t <= 0:
-            problems.append("%s: threshold %r is not a positive number" % (where, e.get("threshold")))
-            continue
-        if s is not None and t >= s:
-            problems.append("%s: threshold %s is not below the solution's %s" % (where, t, s))
-        if p is not None and t <= p:
-            problems.append("%s: threshold %s is not above the previous approach's %s" % (where, t, p))
+        problems += ["%s: %s" % (where, p) for p in check_file_entry_problems(e)]
+    return problems
+
+
+def check_file_entry_problems(e):
+    """Problems with one gate's entry of a thresholds file."""
+    problems = []
+    for field in ("measure", "size", "threshold", "source"):
+        if field not in e:
+            problems.append("no '%s'" % field)
+    t, s, p = finite(e.get("threshold")), finite(e.get("solution")), finite(e.get("previous"))
+    if e.get("threshold") is None:
+        if not e.get("reason"):
+            problems.append("unscored without a reason")
+        return problems
+    if t is None or t <= 0:
+        return problems + ["threshold %r is not a positive number" % e.get("threshold")]
+    if s is not None and t >= s:
+        problems.append("threshold %s is not below the solution's %s" % (t, s))
+    if p is not None and t <= p:
+        problems.append("threshold %s is not above the previous approach's %s" % (t, p))
+    smin, pmax = finite(e.get("solution_min")), finite(e.get("previous_max"))
+    if smin is not None and e.get("runs", 0) > 1 and t > smin:
+        problems.append("threshold %s is above the solution's slowest run %s" % (t, smin))
+    if pmax is not None and t <= pmax:
+        problems.append("threshold %s is not above the previous approach's fastest run %s" % (t, pmax))
     return problems
 
 
@@ -659,6 +807,8 @@ def main(argv=None):
     ap.add_argument("--multigpu-tour", metavar="RESULTS",
                     help="with --from-tour: the multigpu track's tour on 2 GPUs, for its gates (default: "
                          "multigpu/<gpu>-x2.json beside the --from-tour file)")
+    ap.add_argument("--from-confirmation", metavar="JSON",
+                    help="apply scripts/grade.py --confirm-gates' gate-confirmation.json to its GPU's thresholds file")
     ap.add_argument("--out", help="the thresholds file to write (default: common/checks/thresholds/<gpu>.json)")
     ap.add_argument("--check", nargs="?", const=THRESHOLDS_DIR, metavar="DIR",
                     help="check every thresholds file of DIR (default: the committed ones)")
@@ -684,6 +834,10 @@ def main(argv=None):
     if args.summary:
         for line in summary(read_reports(args.summary)):
             print(line)
+        return 0
+    if args.from_confirmation:
+        for gate, outcome in apply_confirmation(args.from_confirmation, args.out).items():
+            print("%s: %s" % (gate, outcome))
         return 0
     if args.from_tour:
         data = thresholds_from_tour(args.from_tour, args.out, args.multigpu_tour)

@@ -667,6 +667,15 @@ class ConfirmGates(unittest.TestCase):
         table = grade.gate_confirmation_table(rows, "GPU")
         self.assertIn("| t/01 | % of x, N = 1 | 0.700 | 2/2 | 0.800 .. 0.900 .. 0.900 | `previous_lesson.diff` | 2/2 |",
                       table)
+        # the previous lesson's solution, gated alike, must fail this lesson's gate too
+        gates2 = {"t/04_a": {"measure": "% of x", "size": "N = 1", "threshold": 0.5},
+                  "t/05_b": {"measure": "% of x", "size": "N = 1", "threshold": 0.7}}
+        runs2 = {("t/04_a", "solution"): [("pass", [0.72]), ("pass", [0.6])],
+                 ("t/05_b", "solution"): [("pass", [0.9]), ("pass", [0.9])],
+                 ("t/05_b", "submission"): [("fail", [0.4]), ("fail", [0.4])]}
+        rows, problems = grade.gate_confirmation_rows(runs2, gates2, {"t/04_a": None, "t/05_b": Path("p.diff")}, 2)
+        self.assertIn("t/05_b: t/04_a's solution, measured alike, reached this gate in 1 of 2 run(s)", problems)
+        self.assertIn("t/04_a's solution passed 1/2", grade.gate_confirmation_table(rows, "GPU"))
         # a lesson that cannot run here (all runs skipped) is listed, not a problem
         rows, problems = grade.gate_confirmation_rows({("t/01", "solution"): [("skipped", [])] * 2},
                                                       {"t/01": gates["t/01"]}, {"t/01": subs["t/01"]}, 2)

@@ -5,6 +5,7 @@ while they still come from it), and the [performance] cases of the check files a
 Run: python3 -m unittest discover -s scripts -p "test_*.py"
 """
 import json
+import math
 import os
 import re
 import sys
@@ -164,6 +165,59 @@ class CommittedFiles(unittest.TestCase):
                 again = perf_gates.thresholds_from_tour(results, os.path.join(tmp, name))
             self.assertEqual(again, committed, "%s is not what scripts/perf_gates.py --from-tour %s writes"
                              % (name, os.path.relpath(results, REPO)))
+
+
+
+class Confirmation(unittest.TestCase):
+    """A thresholds file after 20 runs of each side (scripts/grade.py --confirm-gates)."""
+
+    def entry(self, threshold=0.7, spread=0.03):
+        return {"measure": "% of cuBLAS FP32", "size": "N = 4096", "solution": 0.9, "previous": 0.5,
+                "threshold": threshold, "spread": spread, "source": "tour 2026-01-01"}
+
+    def row(self, solution, submission, lesson="sgemm/05_shared_tiling", file="previous_lesson.diff"):
+        return {"lesson": lesson, "measure": "% of cuBLAS FP32", "size": "N = 4096", "submission": file,
+                "solution_ratios": solution, "submission_ratios": submission}
+
+    def test_a_threshold_that_held_stands_with_its_evidence(self):
+        out = perf_gates.confirm_entry(self.entry(), self.row([0.8] * 20, [0.6] * 20), "2026-02-02")
+        self.assertEqual(out["threshold"], 0.7)
+        self.assertEqual(out["confirmed"]["runs"], 20)
+        self.assertEqual(out["confirmed"]["submission_max"], 0.6)
+
+    def test_one_that_did_not_hold_moves_between_the_ranges_or_goes_unscored(self):
+        # one solution run under the threshold: the midpoint of the slowest solution run and the
+        # fastest previous run (previous_lesson.diff is sgemm/05's previous-lesson file)
+        out = perf_gates.confirm_entry(self.entry(), self.row([0.8] * 19 + [0.68], [0.6] * 20), "2026-02-02")
+        self.assertAlmostEqual(out["threshold"], round(math.sqrt(0.68 * 0.6), 3), places=3)
+        self.assertEqual(out["source"], "confirmation 2026-02-02")
+        self.assertNotIn("confirmed", out)
+        self.assertEqual(perf_gates.check_file_entry_problems(out), [])
+        # ranges closer than 2 x the spread floor: unscored, with the reason
+        out = perf_gates.confirm_entry(self.entry(), self.row([0.8] * 19 + [0.62], [0.6] * 20), "2026-02-02")
+        self.assertIsNone(out["threshold"])
+        self.assertIn("too close to gate reliably", out["reason"])
+        # the previous approach as fast as the solution in some run
+        out = perf_gates.confirm_entry(self.entry(), self.row([0.8] * 20, [0.6] * 19 + [0.85]), "2026-02-02")
+        self.assertIsNone(out["threshold"])
+        self.assertIn("ran as fast as the solution", out["reason"])
+
+    def test_the_previous_lessons_solution_counts_as_the_previous_approach(self):
+        earlier = self.row([0.72] * 20, [0.3] * 20, lesson="sgemm/04_multi_output")
+        out = perf_gates.confirm_entry(self.entry(), self.row([0.8] * 20, [0.6] * 20), "2026-02-02", earlier)
+        self.assertNotIn("confirmed", out)  # 0.72 reaches the gate of 0.7
+        self.assertAlmostEqual(out["threshold"], round(math.sqrt(0.8 * 0.72), 3), places=3)
+        self.assertIn("sgemm/04_multi_output's solution", out["previous_source"])
+        rows = [earlier, self.row([0.8] * 20, [0.6] * 20)]
+        self.assertIs(perf_gates.previous_lesson_row(rows[1], rows), earlier)
+        self.assertIsNone(perf_gates.previous_lesson_row(earlier, rows))
+
+    def test_too_few_runs_or_another_kind_of_submission_change_nothing(self):
+        self.assertIsNone(perf_gates.confirm_entry(self.entry(), self.row([0.68] * 5, [0.6] * 5), "2026-02-02"))
+        # bandwidth/03's file is a mistake of its own (kind other), not the previous approach
+        row = self.row([0.8] * 19 + [0.68], [0.6] * 20, lesson="bandwidth/03_gather_divmod",
+                       file="rows_across_lanes.diff")
+        self.assertIsNone(perf_gates.confirm_entry(self.entry(), row, "2026-02-02"))
 
 
 def mg_record(lesson, variant, size, **fields):
