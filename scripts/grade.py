@@ -1498,6 +1498,19 @@ def write_submissions(bank, out_dir):
     return out, problems
 
 
+def submission_tree(work, bank):
+    """A fresh copy of lessons/ in work/lessons, for submissions to be laid over, and the
+    bank's files `bank` written out under work/submissions: (the copy, {lesson: submission
+    files}, problems; see write_submissions())."""
+    tree, made = work / "lessons", work / "submissions"
+    for folder in (tree, made):
+        if folder.exists():
+            shutil.rmtree(folder)
+    shutil.copytree(REPO / "lessons", tree)
+    written, problems = write_submissions(bank, made)
+    return tree, written, problems
+
+
 def wrong_bank_rounds(bank):
     """Round r: the r-th file of every lesson that has one, as {lesson: file}."""
     rounds = max((len(files) for files in bank.values()), default=0)
@@ -1620,12 +1633,7 @@ def wrong_bank_self_test(out, entries, bank_dir, wrong_only, tracks, jobs, run_j
         print("wrong bank: no known-wrong submission for the lessons graded here")
         return [], []
     work = out / "wrong-bank"
-    tree, made = work / "lessons", work / "submissions"
-    for folder in (tree, made):
-        if folder.exists():
-            shutil.rmtree(folder)
-    shutil.copytree(REPO / "lessons", tree)
-    bank, problems = write_submissions(bank, made)
+    tree, bank, problems = submission_tree(work, bank)
     rounds = wrong_bank_rounds(bank)
     rows = []
     start = time.monotonic()
@@ -1963,12 +1971,7 @@ def confirm_gates(build_dir, out, only, tracks, jobs, count, bank_dir=WRONG_BANK
     submissions = {name: gate_submission(bank_dir, name) for name in gates}
     bank = {name: [path] for name, path in submissions.items() if path}
     work = out / "gate-submissions"
-    tree, made = work / "lessons", work / "submissions"
-    for folder in (tree, made):
-        if folder.exists():
-            shutil.rmtree(folder)
-    shutil.copytree(REPO / "lessons", tree)
-    written, problems = write_submissions(bank, made)
+    tree, written, problems = submission_tree(work, bank)
     for name, paths in written.items():
         e = solutions[name]
         shutil.copy(paths[0], tree / e["track"] / e["lesson"] / Path(e["source"]).name)

@@ -68,6 +68,21 @@ Job& job() {
     return *j;
 }
 
+/// A call of the all-reduce on `count` elements, from `in` to `out`, with this job's
+/// world, flags, NCCL communicator and stream.
+template <class T>
+tut::mg::AllreduceCall<T> call_of(tut::mg::PeerBuffer<T>& in, tut::mg::PeerBuffer<T>& out, size_t count) {
+    tut::mg::AllreduceCall<T> c;
+    c.world = &world();
+    c.in = &in;
+    c.out = &out;
+    c.count = count;
+    c.flags = &job().flags;
+    c.nccl_comm = job().nccl.comm;
+    c.stream = job().stream;
+    return c;
+}
+
 template <class T>
 T value(uint64_t seed, int r, size_t i) {
     if constexpr (std::is_same_v<T, int>) {
@@ -125,14 +140,7 @@ std::string run_and_compare(const std::string& name, size_t count, uint64_t seed
     TUT_CUDA(cudaMemset(out.with_guards(), 0xFF, out.total() * sizeof(T)));
     mg_checks::fill_guards(out.with_guards(), count, kGuard);
     TUT_CUDA(cudaDeviceSynchronize());
-    tut::mg::AllreduceCall<T> c;
-    c.world = &world();
-    c.in = &in;
-    c.out = &out;
-    c.count = count;
-    c.flags = &j.flags;
-    c.nccl_comm = j.nccl.comm;
-    c.stream = j.stream;
+    const tut::mg::AllreduceCall<T> c = call_of<T>(in, out, count);
     std::string bad;
     // A CUDA error here (a fault in the variant's kernels shows at the synchronisation) may
     // come on one rank only: it ends the job with its message rather than leave the other
@@ -169,14 +177,7 @@ double seconds(const std::string& name, size_t count) {
     mg_checks::step("multigpu/02: timing " + name + " at " + std::to_string(count) + " floats");
     tut::mg::PeerBuffer<float> in(world(), count), out(world(), count);
     TUT_CUDA(cudaMemset(in.local(), 0, count * sizeof(float)));
-    tut::mg::AllreduceCall<float> c;
-    c.world = &world();
-    c.in = &in;
-    c.out = &out;
-    c.count = count;
-    c.flags = &job().flags;
-    c.nccl_comm = job().nccl.comm;
-    c.stream = job().stream;
+    const tut::mg::AllreduceCall<float> c = call_of<float>(in, out, count);
     double ms = 0;
     mg_checks::run_or_abort([&] {
         ms = tut::mg::time_across_ranks(world(), [&] { variant(name).run_float(c); }, 2, 5, 1, job().stream);
@@ -221,14 +222,7 @@ TEST_CASE("multigpu/02: ring calls back to back, each on new inputs, each give t
     mg_checks::run_or_abort([&] {
         for (int k = 0; k < calls; ++k) {
             TUT_CUDA(cudaMemcpyAsync(in.local(), pinned + k * count, count * sizeof(int), cudaMemcpyHostToDevice, job().stream));
-            tut::mg::AllreduceCall<int> c;
-            c.world = &world();
-            c.in = &in;
-            c.out = outs[k].get();
-            c.count = count;
-            c.flags = &job().flags;
-            c.nccl_comm = job().nccl.comm;
-            c.stream = job().stream;
+            const tut::mg::AllreduceCall<int> c = call_of<int>(in, *outs[k], count);
             variant("ring").run_int(c);
         }
         tut::mg::progress_detail("waiting for 6 ring calls on the GPU (their barriers wait for the other GPUs)");
@@ -273,14 +267,7 @@ TEST_CASE(kSpeedCase, "[performance]") {
     tut::mg::PeerBuffer<float> in(world(), count), out(world(), count);
     TUT_CUDA(cudaMemset(in.local(), 0, count * sizeof(float)));
     TUT_CUDA(cudaDeviceSynchronize());
-    tut::mg::AllreduceCall<float> c;
-    c.world = &world();
-    c.in = &in;
-    c.out = &out;
-    c.count = count;
-    c.flags = &job().flags;
-    c.nccl_comm = job().nccl.comm;
-    c.stream = job().stream;
+    const tut::mg::AllreduceCall<float> c = call_of<float>(in, out, count);
     mg_perf::RatioCase rc;
     rc.name = kSpeedCase;
     rc.measure = "% of ncclAllReduce's bus bandwidth";
@@ -341,14 +328,7 @@ TEST_CASE("multigpu/02: pipelined ring calls back to back into one output, among
     mg_checks::run_or_abort([&] {
         for (int k = 0; k < calls; ++k) {
             TUT_CUDA(cudaMemcpyAsync(in.local(), pinned + k * count, count * sizeof(int), cudaMemcpyHostToDevice, job().stream));
-            tut::mg::AllreduceCall<int> c;
-            c.world = &world();
-            c.in = &in;
-            c.out = &out;
-            c.count = count;
-            c.flags = &job().flags;
-            c.nccl_comm = job().nccl.comm;
-            c.stream = job().stream;
+            const tut::mg::AllreduceCall<int> c = call_of<int>(in, out, count);
             variant(names[k]).run_int(c);
             TUT_CUDA(cudaMemcpyAsync(saved + k * count, out.local(), count * sizeof(int), cudaMemcpyDeviceToDevice, job().stream));
         }

@@ -56,32 +56,6 @@ struct Times {
     int samples = 0;            ///< timed runs of each, per rank
 };
 
-namespace detail {
-
-/// Appends `count` timed runs of `work` to `samples` (ms per call). Collective.
-template <class Work>
-void time_runs(Work& work, int count, int batch, cudaStream_t stream, std::vector<double>& samples) {
-    const tut::mg::World& w = mg_checks::world();
-    cudaEvent_t start, stop;
-    TUT_CUDA(cudaEventCreate(&start));
-    TUT_CUDA(cudaEventCreate(&stop));
-    for (int i = 0; i < count; ++i) {
-        TUT_CUDA(cudaStreamSynchronize(stream));
-        tut::mg::barrier(w);
-        TUT_CUDA(cudaEventRecord(start, stream));
-        for (int b = 0; b < batch; ++b) work();
-        TUT_CUDA(cudaEventRecord(stop, stream));
-        TUT_CUDA(cudaEventSynchronize(stop));
-        float ms = 0;
-        TUT_CUDA(cudaEventElapsedTime(&ms, start, stop));
-        samples.push_back(double(ms) / batch);
-    }
-    TUT_CUDA(cudaEventDestroy(start));
-    TUT_CUDA(cudaEventDestroy(stop));
-}
-
-}  // namespace detail
-
 /// Times `work` and `yardstick` (each enqueues one call on `stream`), and `previous` when it
 /// is given: warm-up calls of each, then `rounds` rounds of `repeats` timed runs of each in
 /// turn; per rank the median of each, and the largest median over the ranks. Collective:
@@ -100,9 +74,9 @@ Times time_beside(Work&& work, Yardstick&& yardstick, cudaStream_t stream, const
     const int repeats = std::max(1, plan.repeats), batch = std::max(1, plan.batch);
     std::function<void()> prev = previous;
     for (int r = 0; r < std::max(1, plan.rounds); ++r) {
-        detail::time_runs(work, repeats, batch, stream, a);
-        detail::time_runs(yardstick, repeats, batch, stream, b);
-        if (prev) detail::time_runs(prev, repeats, batch, stream, p);
+        tut::mg::time_calls(w, work, repeats, batch, stream, a);
+        tut::mg::time_calls(w, yardstick, repeats, batch, stream, b);
+        if (prev) tut::mg::time_calls(w, prev, repeats, batch, stream, p);
     }
     Times t;
     t.samples = static_cast<int>(a.size());

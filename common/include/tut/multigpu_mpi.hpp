@@ -351,21 +351,17 @@ inline bool agree_on_stop(const World& w, bool stop, long long step, const std::
     return stop;
 }
 
-/// How long `work` takes when every rank runs it together: per repeat, the ranks meet
-/// (the stream drained, MPI_Barrier), then `batch` calls run between a pair of CUDA events
-/// on `stream` and the repeat's time is their total / batch; each rank takes the median of
-/// its repeats, and the result is the largest median over the ranks (a collective is done
-/// when its slowest rank is). `warmup` calls first, untimed. Collective: call on every rank.
+/// Appends `count` timed runs of `work` to `samples`, in ms per call: all ranks start each
+/// run together (a barrier after the stream drains), and a run of `batch` calls is timed
+/// with events on `stream`. Collective.
 template <class Work>
-double time_across_ranks(const World& w, Work&& work, int warmup, int repeats, int batch, cudaStream_t stream) {
-    for (int i = 0; i < warmup; ++i) work();
-    TUT_CUDA(cudaStreamSynchronize(stream));
+void time_calls(const World& w, Work& work, int count, int batch, cudaStream_t stream,
+                std::vector<double>& samples) {
     cudaEvent_t start, stop;
     TUT_CUDA(cudaEventCreate(&start));
     TUT_CUDA(cudaEventCreate(&stop));
-    std::vector<double> samples;
     batch = std::max(1, batch);
-    for (int r = 0; r < std::max(1, repeats); ++r) {
+    for (int r = 0; r < std::max(1, count); ++r) {
         TUT_CUDA(cudaStreamSynchronize(stream));
         barrier(w);
         TUT_CUDA(cudaEventRecord(start, stream));
@@ -378,6 +374,19 @@ double time_across_ranks(const World& w, Work&& work, int warmup, int repeats, i
     }
     TUT_CUDA(cudaEventDestroy(start));
     TUT_CUDA(cudaEventDestroy(stop));
+}
+
+/// How long `work` takes when every rank runs it together: per repeat, the ranks meet
+/// (the stream drained, MPI_Barrier), then `batch` calls run between a pair of CUDA events
+/// on `stream` and the repeat's time is their total / batch; each rank takes the median of
+/// its repeats, and the result is the largest median over the ranks (a collective is done
+/// when its slowest rank is). `warmup` calls first, untimed. Collective: call on every rank.
+template <class Work>
+double time_across_ranks(const World& w, Work&& work, int warmup, int repeats, int batch, cudaStream_t stream) {
+    for (int i = 0; i < warmup; ++i) work();
+    TUT_CUDA(cudaStreamSynchronize(stream));
+    std::vector<double> samples;
+    time_calls(w, work, repeats, batch, stream, samples);
     return max_over_ranks(w, median_of(samples));
 }
 
