@@ -1811,14 +1811,14 @@ def calibrate(build_dir, out_file, only, tracks, jobs, runs):
 # ---------------------------------------------------------------- confirming the gates
 
 
-def gated_lessons(gpu):
-    """{lesson: its entry in this GPU's thresholds file} for the lessons with a threshold."""
+def threshold_entries(gpu):
+    """{lesson: its entry} of this GPU's thresholds file ({} without one)."""
     try:
         data = json.loads((THRESHOLDS_DIR / gpu_file_name(gpu)).read_text())
     except (OSError, ValueError):
         return {}
     lessons = data.get("lessons", {}) if isinstance(data, dict) else {}
-    return {k: v for k, v in lessons.items() if isinstance(v, dict) and v.get("threshold") is not None}
+    return {k: v for k, v in lessons.items() if isinstance(v, dict)}
 
 
 def gate_submission(bank_dir, name):
@@ -1853,12 +1853,16 @@ def gate_run(entry, logs, major, limit, stem):
     return "ran", reports
 
 
-def gate_outcome(outcome, reports):
+def gate_outcome(outcome, reports, entry=None):
     """One run's verdict on its lesson's gate: "pass" (a scored case passed, none failed),
     "fail" (a scored case failed), "unscored" (no case was judged), or the run's outcome when
-    it did not run to the end; and the judged ratios."""
+    it did not run to the end; and the judged ratios (without a judged case, those of the
+    cases that measure what the thresholds `entry` names, at its size)."""
     judged = [r for r in reports if r.get("status") in ("pass", "fail")]
+    if not judged and entry:
+        judged = [r for r in reports if (r.get("measure"), r.get("size")) == (entry.get("measure"), entry.get("size"))]
     ratios = [float(r["ratio"]) for r in judged if isinstance(r.get("ratio"), (int, float))]
+    judged = [r for r in judged if r.get("status") in ("pass", "fail")]
     if outcome != "ran":
         return outcome, ratios
     if any(r.get("status") == "fail" for r in judged):
@@ -1873,19 +1877,20 @@ def ratio_range(ratios):
     return f"{s[0]:.3f} .. {s[len(s) // 2]:.3f} .. {s[-1]:.3f}"
 
 
-def previous_gated_lesson(name, gates):
-    """The lesson just before `name` in its track when it is gated in the same measure at the
-    same size: its solution is then the previous lesson's approach, measured alike."""
+def previous_alike_lesson(name, entries):
+    """The lesson just before `name` in its track when its speed case measures the same thing
+    at the same size (scored or not): its solution is then the previous lesson's approach,
+    measured alike."""
     track, lesson = name.split("/", 1)
-    for other, g in gates.items():
+    for other, g in entries.items():
         t, o = other.split("/", 1)
         if (t == track and o[:2].isdigit() and lesson[:2].isdigit() and int(o[:2]) == int(lesson[:2]) - 1
-                and (g.get("measure"), g.get("size")) == (gates[name].get("measure"), gates[name].get("size"))):
+                and (g.get("measure"), g.get("size")) == (entries[name].get("measure"), entries[name].get("size"))):
             return other
     return None
 
 
-def gate_confirmation_rows(runs, gates, submissions, count):
+def gate_confirmation_rows(runs, gates, submissions, count, entries=None):
     """The table's rows and the problems, from runs {(lesson, side): [(verdict, ratios)]}
     (side "solution" or "submission"): the solution must pass every run, and the bank's
     submission, and the previous lesson's solution where it is measured alike, fail every
@@ -1897,7 +1902,7 @@ def gate_confirmation_rows(runs, gates, submissions, count):
         passed = sum(v == "pass" for v, _ in sol)
         failed = sum(v == "fail" for v, _ in sub)
         path = submissions.get(name)
-        earlier = previous_gated_lesson(name, gates)
+        earlier = previous_alike_lesson(name, dict(entries or {}, **gates))
         threshold = gates[name].get("threshold")
         earlier_ratios = [x for _, r in runs.get((earlier, "solution"), []) for x in r] if earlier else []
         earlier_passed = sum(x >= threshold for x in earlier_ratios) if threshold is not None else 0
@@ -1908,7 +1913,7 @@ def gate_confirmation_rows(runs, gates, submissions, count):
                "submission_ratios": [x for _, r in sub for x in r],
                "other": sorted({v for v, _ in sol if v != "pass"} | {v for v, _ in sub if v != "fail"}),
                "previous_lesson": earlier if earlier_ratios else None, "previous_lesson_passed": earlier_passed,
-               "previous_lesson_runs": len(earlier_ratios)}
+               "previous_lesson_runs": len(earlier_ratios), "previous_lesson_ratios": earlier_ratios}
         rows.append(row)
         if sol and all(v == "skipped" for v, _ in sol):
             continue  # cannot run here (more GPUs, another architecture): said in the row
@@ -1949,7 +1954,8 @@ def confirm_gates(build_dir, out, only, tracks, jobs, count, bank_dir=WRONG_BANK
     if not gpu:
         print("SKIPPED: confirming the performance gates needs a GPU, and none is usable here.")
         return SKIP_EXIT
-    gates = gated_lessons(gpu)
+    entries_here = threshold_entries(gpu)
+    gates = {k: v for k, v in entries_here.items() if v.get("threshold") is not None}
     if not gates:
         print(f"confirm-gates: {gpu} has no thresholds file with a gate ({THRESHOLDS_DIR / gpu_file_name(gpu)}); "
               "write one with --calibrate first")
@@ -1961,12 +1967,15 @@ def confirm_gates(build_dir, out, only, tracks, jobs, count, bank_dir=WRONG_BANK
     here = {f"{e['track']}/{e['lesson']}" for e in load_manifest(build_dir, "solutions", only)}
     left_out = sorted(k for k in gates if k not in here and (not only or k in only))
     gates = {k: v for k, v in gates.items() if k in here}
+    # the previous lessons measured alike, unscored or not gated here: their solutions run too
+    alike = {p for p in (previous_alike_lesson(k, entries_here) for k in gates) if p and p in here and p not in gates}
     if left_out:
         print(f"confirm-gates: {len(left_out)} gated lesson(s) not in this build: {', '.join(left_out)}")
     if not gates:
         print("confirm-gates: no lesson built here has a gate on this GPU")
         return 1
-    entries, _ = prepare(build_dir, ["solutions"], sorted(gates), tracks=tracks, jobs=jobs, logs=out / "logs")
+    entries, _ = prepare(build_dir, ["solutions"], sorted(set(gates) | alike), tracks=tracks, jobs=jobs,
+                         logs=out / "logs")
     solutions = {f"{e['track']}/{e['lesson']}": e for e in entries["solutions"]}
     submissions = {name: gate_submission(bank_dir, name) for name in gates}
     bank = {name: [path] for name, path in submissions.items() if path}
@@ -1977,7 +1986,7 @@ def confirm_gates(build_dir, out, only, tracks, jobs, count, bank_dir=WRONG_BANK
         shutil.copy(paths[0], tree / e["track"] / e["lesson"] / Path(e["source"]).name)
     lesson_entries, _ = prepare(work / "build", ["lessons"], sorted(written), lessons_dir=tree, tracks=tracks,
                                 jobs=jobs, logs=work / "logs")
-    programs = {(name, "solution"): e for name, e in solutions.items() if name in gates}
+    programs = {(name, "solution"): e for name, e in solutions.items() if name in gates or name in alike}
     programs.update({(f"{e['track']}/{e['lesson']}", "submission"): e for e in lesson_entries["lessons"]})
     logs = out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -1992,17 +2001,17 @@ def confirm_gates(build_dir, out, only, tracks, jobs, count, bank_dir=WRONG_BANK
     runs = {}
     start = time.monotonic()
     for i in range(count):
-        for name in sorted(gates):
+        for name in sorted(set(gates) | alike):
             for side in ("solution", "submission"):
                 key = (name, side)
                 if key not in programs or key in broken:
                     continue
                 limit, _ = time_limit(solutions[name], check_times)
                 stem = f"{name.replace('/', '-')}.{side}-{i + 1}"
-                verdict, ratios = gate_outcome(*gate_run(programs[key], logs, major, limit, stem))
+                verdict, ratios = gate_outcome(*gate_run(programs[key], logs, major, limit, stem), entries_here[name])
                 runs.setdefault(key, []).append((verdict, ratios))
         # the table so far after every round: a run cut short still leaves its rounds' evidence
-        rows, more = gate_confirmation_rows(runs, gates, submissions, i + 1)
+        rows, more = gate_confirmation_rows(runs, gates, submissions, i + 1, entries_here)
         table = gate_confirmation_table(rows, gpu)
         (out / "gate-confirmation.md").write_text(table)
         (out / "gate-confirmation.json").write_text(json.dumps({"gpu": gpu, "runs": i + 1, "lessons": rows},

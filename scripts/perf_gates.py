@@ -576,17 +576,20 @@ def confirm_entry(e, row, date, previous_row=None):
     S = [v for v in (finite(x) for x in row.get("solution_ratios", [])) if v is not None and v > 0]
     P = [v for v in (finite(x) for x in row.get("submission_ratios", [])) if v is not None and v > 0]
     # the previous lesson's own solution, measured alike, is the previous approach too
-    earlier = [v for v in (finite(x) for x in (previous_row or {}).get("solution_ratios", []))
-               if v is not None and v > 0]
+    earlier_runs = ((previous_row or {}).get("solution_ratios") or row.get("previous_lesson_ratios") or [])
+    earlier = [v for v in (finite(x) for x in earlier_runs) if v is not None and v > 0]
+    earlier_name = (previous_row or {}).get("lesson") or row.get("previous_lesson")
     t = finite(e.get("threshold"))
     measure = str(e.get("measure", ""))
     if len(S) < MIN_CONFIRM_RUNS or len(P) < MIN_CONFIRM_RUNS:
         return None
+    if e.get("source") == "confirmation %s" % date:
+        return None  # set from these very runs: they cannot confirm it
     evidence = {"date": date, "runs": min(len(S), len(P)), "solution_min": round3(min(S)),
                 "solution_max": round3(max(S)), "submission": row.get("submission"),
                 "submission_min": round3(min(P)), "submission_max": round3(max(P))}
     if earlier:
-        evidence.update({"previous_lesson": previous_row["lesson"], "previous_lesson_max": round3(max(earlier))})
+        evidence.update({"previous_lesson": earlier_name, "previous_lesson_max": round3(max(earlier))})
     if t is not None and min(S) >= t and max(P + earlier) < t:
         out = dict(e)
         out["confirmed"] = evidence
@@ -595,14 +598,16 @@ def confirm_entry(e, row, date, previous_row=None):
         return None
     P_runs = len(P)
     P = P + earlier
-    floor = finite(e.get("spread")) or DEFAULT_SPREAD
-    floor = HOST_SPREAD if floor >= HOST_SPREAD else DEFAULT_SPREAD
+    # the spread floor of the measure: as recorded, else the spread of a single run (the floor)
+    floor = finite(e.get("spread_floor")) or (finite(e.get("spread")) if e.get("runs", 1) < MIN_RUNS else None)
+    floor = floor or DEFAULT_SPREAD
     out = {k: v for k, v in e.items() if k not in ("reason", "note", "confirmed")}
     out.update({"solution": round3(statistics.median(S)), "solution_min": round3(min(S)), "runs": len(S),
                 "spread": round3(max(floor, (max(S) - min(S)) / statistics.median(S))),
+                "spread_floor": floor,
                 "previous": round3(statistics.median(P)), "previous_max": round3(max(P)),
                 "previous_source": "bank: %s, %d runs" % (row.get("submission"), P_runs) +
-                                   (", and %s's solution, %d runs" % (previous_row["lesson"], len(earlier))
+                                   (", and %s's solution, %d runs" % (earlier_name, len(earlier))
                                     if earlier else ""),
                 "source": "confirmation %s" % date})
     gap = min(S) / max(P) - 1
@@ -648,7 +653,8 @@ def apply_confirmation(confirmation_path, out_path=None):
             continue
         new = confirm_entry(data["lessons"][gate], row, date, previous_lesson_row(row, conf.get("lessons", [])))
         if new is None:
-            what[gate] = "unchanged (too few runs, or its submission is not the previous lesson's approach)"
+            what[gate] = ("unchanged (too few runs, a submission that is not the previous lesson's approach, or "
+                          "a threshold set from these runs)")
             continue
         if "confirmed" in new:
             what[gate] = "confirmed"
@@ -657,7 +663,9 @@ def apply_confirmation(confirmation_path, out_path=None):
         else:
             what[gate] = "threshold %s (was %s)" % (new["threshold"], data["lessons"][gate].get("threshold"))
         data["lessons"][gate] = new
-    data["source"] = "confirmation %s (%s)" % (date, str(data.get("source", "")).strip() or "undated")
+    before = str(data.get("source", "")).strip() or "undated"
+    if not before.startswith("confirmation %s" % date):
+        data["source"] = "confirmation %s (%s)" % (date, before)
     with open(out_path, "w", encoding="utf-8") as f:
         json.dump(data, f, indent=2)
         f.write("\n")

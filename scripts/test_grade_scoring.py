@@ -646,6 +646,12 @@ class ConfirmGates(unittest.TestCase):
         self.assertEqual(grade.gate_outcome("ran", [{"status": "unscored", "ratio": 0.9}]), ("unscored", []))
         self.assertEqual(grade.gate_outcome("ran", []), ("unscored", []))
         self.assertEqual(grade.gate_outcome("crashed", [judged])[0], "crashed")
+        # an unscored lesson run beside a gate: its ratio in the gate's measure and size
+        alike = {"status": "unscored", "ratio": 0.4, "measure": "% of x", "size": "N = 1"}
+        self.assertEqual(grade.gate_outcome("ran", [alike], {"measure": "% of x", "size": "N = 1"}),
+                         ("unscored", [0.4]))
+        self.assertEqual(grade.gate_outcome("ran", [alike], {"measure": "% of y", "size": "N = 1"}),
+                         ("unscored", []))
 
     def test_every_solution_run_must_pass_and_every_submission_run_fail(self):
         gates = {"t/01": {"measure": "% of x", "size": "N = 1", "threshold": 0.7},

@@ -208,6 +208,10 @@ class Confirmation(unittest.TestCase):
         self.assertNotIn("confirmed", out)  # 0.72 reaches the gate of 0.7
         self.assertAlmostEqual(out["threshold"], round(math.sqrt(0.8 * 0.72), 3), places=3)
         self.assertIn("sgemm/04_multi_output's solution", out["previous_source"])
+        # the same runs carried in the row itself (a previous lesson that has no gate here)
+        row = dict(self.row([0.8] * 20, [0.6] * 20), previous_lesson="sgemm/04_multi_output",
+                   previous_lesson_ratios=[0.72] * 20)
+        self.assertEqual(perf_gates.confirm_entry(self.entry(), row, "2026-02-02")["threshold"], out["threshold"])
         rows = [earlier, self.row([0.8] * 20, [0.6] * 20)]
         self.assertIs(perf_gates.previous_lesson_row(rows[1], rows), earlier)
         self.assertIsNone(perf_gates.previous_lesson_row(earlier, rows))
