@@ -568,8 +568,8 @@ def confirm_entry(e, row, date, previous_row=None):
     --confirm-gates: the ratios of the solution's runs and of the bank submission's):
     - every solution run passed and every submission run failed: the threshold stands, with
       the evidence under "confirmed";
-    - else, with the previous lesson's approach as the submission: the ranges of the runs
-      decide. When the slowest solution run is at least 2 x the spread floor above the
+    - else, with the previous lesson's approach as the submission, or the previous lesson's
+      solution measured alike: the ranges of the runs decide. When the slowest solution run is at least 2 x the spread floor above the
       fastest run of the previous approach, the threshold is their geometric midpoint;
       otherwise the gate is unscored, with the reason;
     - else (too few runs, or a submission of another kind): unchanged, None."""
@@ -594,10 +594,13 @@ def confirm_entry(e, row, date, previous_row=None):
         out = dict(e)
         out["confirmed"] = evidence
         return out
+    # the previous approach: the bank file when it is that, and the previous lesson's solution
     if bank_kind(row["lesson"], row.get("submission")) != "previous-lesson":
-        return None
+        P = []
     P_runs = len(P)
     P = P + earlier
+    if len(P) < MIN_CONFIRM_RUNS:
+        return None
     # the spread floor of the measure: as recorded, else the spread of a single run (the floor)
     floor = finite(e.get("spread_floor")) or (finite(e.get("spread")) if e.get("runs", 1) < MIN_RUNS else None)
     floor = floor or DEFAULT_SPREAD
@@ -606,9 +609,9 @@ def confirm_entry(e, row, date, previous_row=None):
                 "spread": round3(max(floor, (max(S) - min(S)) / statistics.median(S))),
                 "spread_floor": floor,
                 "previous": round3(statistics.median(P)), "previous_max": round3(max(P)),
-                "previous_source": "bank: %s, %d runs" % (row.get("submission"), P_runs) +
-                                   (", and %s's solution, %d runs" % (earlier_name, len(earlier))
-                                    if earlier else ""),
+                "previous_source": ", and ".join(
+                    (["bank: %s, %d runs" % (row.get("submission"), P_runs)] if P_runs else []) +
+                    (["%s's solution, %d runs" % (earlier_name, len(earlier))] if earlier else [])),
                 "source": "confirmation %s" % date})
     gap = min(S) / max(P) - 1
     if gap >= 2 * floor:

@@ -222,6 +222,11 @@ class Confirmation(unittest.TestCase):
         row = self.row([0.8] * 19 + [0.68], [0.6] * 20, lesson="bandwidth/03_gather_divmod",
                        file="rows_across_lanes.diff")
         self.assertIsNone(perf_gates.confirm_entry(self.entry(), row, "2026-02-02"))
+        # ... unless the previous lesson's solution, measured alike, ran beside it
+        row = dict(row, previous_lesson="bandwidth/02_copy_kernels", previous_lesson_ratios=[0.5] * 20)
+        out = perf_gates.confirm_entry(self.entry(), row, "2026-02-02")
+        self.assertAlmostEqual(out["threshold"], round(math.sqrt(0.68 * 0.5), 3), places=3)
+        self.assertEqual(out["previous_source"], "bandwidth/02_copy_kernels's solution, 20 runs")
 
 
 def mg_record(lesson, variant, size, **fields):
