@@ -33,7 +33,7 @@
 /// previous_from, spread_floor and unscored_because.
 ///
 /// **Timing.** time_beside() runs the work and the yardstick in alternating rounds (CUDA
-/// events after warm-up runs, or the host's clock for work paced by the host), the median
+/// events after at least 100 ms of warm-up runs, or the host's clock for work paced by the host), the median
 /// of each; with flush_l2 (the work) and flush_l2_yardstick, a read of a buffer twice the
 /// L2 size before every timed run (outside the events), as tut::L2Flusher does in
 /// nvcc-compiled code. The checks are
@@ -531,7 +531,10 @@ inline Verdict judge(const std::string& case_name, const Measurement& m) {
 
 /// How time_beside() and median_ms() repeat their work.
 struct Plan {
-    int warmup = 2;           ///< untimed runs of each before the first round
+    int warmup = 2;           ///< untimed runs of each before the first round, at least
+    /// ... and warm-up goes on until this much time has passed: a GPU that sat idle while the
+    /// process started raises its clocks only after some milliseconds of work
+    double warmup_ms = 100;
     int repeats = 10;         ///< timed runs of each per round
     int rounds = 3;           ///< rounds alternate work and yardstick, so both see the same drift
     bool flush_l2 = false;    ///< read 2 x L2 before every timed run of the work (events only)
@@ -669,6 +672,21 @@ inline double median_of(std::vector<double> v) { return median_in_place(v); }
 
 namespace detail {
 
+/// Runs `work` plan.warmup times, then on until plan.warmup_ms have passed; returns with the
+/// GPU idle.
+template <class Work>
+void warm_up(Work&& work, const Plan& plan) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0;; ++i) {
+        if (i >= plan.warmup) {
+            TUT_CUDA(cudaDeviceSynchronize());
+            const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+            if (ms >= plan.warmup_ms) break;
+        }
+        work();
+    }
+}
+
 /// Appends `count` timed runs of `work` to `samples` (milliseconds).
 template <class Work>
 void time_runs(Work& work, int count, const Plan& plan, bool flush, std::vector<double>& samples) {
@@ -708,11 +726,10 @@ Times time_beside(Work&& work, Yardstick&& yardstick, const Plan& plan = {}) {
     Times t;
     if ((plan.flush_l2 || plan.flush_l2_yardstick) && !plan.host_clock && !l2_reader().ready())
         t.flush_note = l2_reader().why_not();
-    for (int i = 0; i < plan.warmup; ++i) {
+    detail::warm_up([&] {
         work();
         yardstick();
-    }
-    TUT_CUDA(cudaDeviceSynchronize());
+    }, plan);
     std::vector<double> a, b;
     for (int r = 0; r < std::max(1, plan.rounds); ++r) {
         detail::time_runs(work, std::max(1, plan.repeats), plan, plan.flush_l2, a);
@@ -727,8 +744,7 @@ Times time_beside(Work&& work, Yardstick&& yardstick, const Plan& plan = {}) {
 /// The median time of `work` alone (for a yardstick that is computed, not run).
 template <class Work>
 double median_ms(Work&& work, const Plan& plan = {}) {
-    for (int i = 0; i < plan.warmup; ++i) work();
-    TUT_CUDA(cudaDeviceSynchronize());
+    detail::warm_up(work, plan);
     std::vector<double> a;
     detail::time_runs(work, std::max(1, plan.repeats) * std::max(1, plan.rounds), plan, plan.flush_l2, a);
     return median_of(a);
