@@ -566,8 +566,8 @@ def previous_lesson_row(row, rows):
 def confirm_entry(e, row, date, previous_row=None):
     """The thresholds entry `e` after the confirmation row `row` (scripts/grade.py
     --confirm-gates: the ratios of the solution's runs and of the bank submission's):
-    - every solution run passed and every submission run failed: the threshold stands, with
-      the evidence under "confirmed";
+    - every solution run passed and every submission run failed, each by at least half the
+      spread floor: the threshold stands, with the evidence under "confirmed";
     - else, with the previous lesson's approach as the submission, or the previous lesson's
       solution measured alike: the ranges of the runs decide. When the slowest solution run is at least 2 x the spread floor above the
       fastest run of the previous approach, the threshold is their geometric midpoint;
@@ -590,7 +590,11 @@ def confirm_entry(e, row, date, previous_row=None):
                 "submission_min": round3(min(P)), "submission_max": round3(max(P))}
     if earlier:
         evidence.update({"previous_lesson": earlier_name, "previous_lesson_max": round3(max(earlier))})
-    if t is not None and min(S) >= t and max(P + earlier) < t:
+    # the spread floor of the measure: as recorded, else the spread of a single run (the floor)
+    floor = finite(e.get("spread_floor")) or (finite(e.get("spread")) if e.get("runs", 1) < MIN_RUNS else None)
+    floor = floor or DEFAULT_SPREAD
+    # held, with half the floor to spare on each side: the next runs should hold too
+    if t is not None and min(S) >= t * (1 + floor / 2) and max(P + earlier) <= t * (1 - floor / 2):
         out = dict(e)
         out["confirmed"] = evidence
         return out
@@ -601,9 +605,6 @@ def confirm_entry(e, row, date, previous_row=None):
     P = P + earlier
     if len(P) < MIN_CONFIRM_RUNS:
         return None
-    # the spread floor of the measure: as recorded, else the spread of a single run (the floor)
-    floor = finite(e.get("spread_floor")) or (finite(e.get("spread")) if e.get("runs", 1) < MIN_RUNS else None)
-    floor = floor or DEFAULT_SPREAD
     out = {k: v for k, v in e.items() if k not in ("reason", "note", "confirmed")}
     out.update({"solution": round3(statistics.median(S)), "solution_min": round3(min(S)), "runs": len(S),
                 "spread": round3(max(floor, (max(S) - min(S)) / statistics.median(S))),
@@ -619,7 +620,7 @@ def confirm_entry(e, row, date, previous_row=None):
         out["note"] = ("the geometric midpoint of the slowest of %d solution runs (%s) and the fastest of %d runs of "
                        "the previous approach (%s)" % (len(S), pct(min(S), measure), len(P), pct(max(P), measure)))
         was = "%s" % pct(t, measure) if t is not None else "none"
-        out["note"] += "; the threshold before, %s, did not hold in every run" % was
+        out["note"] += "; the threshold before, %s, did not hold in every run with half the floor to spare" % was
     elif max(P) >= min(S):
         out["threshold"] = None
         out["reason"] = ("in %d runs of each on this GPU the previous lesson's approach ran as fast as the solution "

@@ -185,6 +185,13 @@ class Confirmation(unittest.TestCase):
         self.assertEqual(out["confirmed"]["runs"], 20)
         self.assertEqual(out["confirmed"]["submission_max"], 0.6)
 
+    def test_one_that_held_without_half_the_floor_to_spare_is_set_again(self):
+        out = perf_gates.confirm_entry(self.entry(), self.row([0.705] * 20, [0.6] * 20), "2026-02-02")
+        self.assertNotIn("confirmed", out)
+        self.assertAlmostEqual(out["threshold"], round(math.sqrt(0.705 * 0.6), 3), places=3)
+        out = perf_gates.confirm_entry(self.entry(), self.row([0.8] * 20, [0.695] * 20), "2026-02-02")
+        self.assertNotIn("confirmed", out)
+
     def test_one_that_did_not_hold_moves_between_the_ranges_or_goes_unscored(self):
         # one solution run under the threshold: the midpoint of the slowest solution run and the
         # fastest previous run (previous_lesson.diff is sgemm/05's previous-lesson file)
