@@ -96,10 +96,13 @@ that its gate must catch (the first of kind previous-lesson, else the first caug
 judged, RUNS times, alternating lesson by lesson so that both see the same drift. The table
 lesson | threshold | solution passed | its ratios | submission failed | its ratios goes to
 --out/gate-confirmation.md (and .json). Exit 1 unless every solution run passed and every
-submission run failed.
+submission run failed. A gate unscored here runs too when --only names it: its ratios are
+recorded, nothing is judged, and scripts/perf_gates.py --from-confirmation may then find
+the gap a threshold needs.
 """
 import argparse
 import concurrent.futures
+import datetime
 import difflib
 import json
 import math
@@ -1908,6 +1911,8 @@ def gate_confirmation_rows(runs, gates, submissions, count, entries=None):
         rows.append(row)
         if sol and all(v == "skipped" for v, _ in sol):
             continue  # cannot run here (more GPUs, another architecture): said in the row
+        if threshold is None:
+            continue  # unscored here: the runs' ratios are the evidence, there is nothing to hold
         if passed < count:
             problems.append(f"{name}: the solution passed its gate in {passed} of {count} run(s)")
         if path is None:
@@ -1928,9 +1933,16 @@ def gate_confirmation_table(rows, gpu):
     for r in rows:
         other = r["other"] + ([f"{r['previous_lesson']}'s solution passed {r['previous_lesson_passed']}/"
                                f"{r['previous_lesson_runs']}"] if r.get("previous_lesson_passed") else [])
-        lines.append(f"| {r['lesson']} | {r['measure']}, {r['size']} | {r['threshold']:.3f} | "
-                     f"{r['solution_passed']}/{r['runs']} | {ratio_range(r['solution_ratios'])} | "
-                     f"`{r['submission'] or 'none'}` | {r['submission_failed']}/{r['runs']} | "
+        scored = r["threshold"] is not None
+        if not scored:
+            other = [o for o in other if o != "unscored"] + (
+                [f"{r['previous_lesson']}'s solution: {ratio_range(r['previous_lesson_ratios'])}"]
+                if r.get("previous_lesson_ratios") else [])
+        threshold = f"{r['threshold']:.3f}" if scored else "unscored"
+        passed = f"{r['solution_passed']}/{r['runs']}" if scored else "-"
+        failed = f"{r['submission_failed']}/{r['runs']}" if scored else "-"
+        lines.append(f"| {r['lesson']} | {r['measure']}, {r['size']} | {threshold} | {passed} | "
+                     f"{ratio_range(r['solution_ratios'])} | `{r['submission'] or 'none'}` | {failed} | "
                      f"{ratio_range(r['submission_ratios'])} | {', '.join(other) or '-'} |")
     return f"# Performance gates confirmed on {gpu}\n\n" + "\n".join(lines) + "\n"
 
@@ -1938,7 +1950,8 @@ def gate_confirmation_table(rows, gpu):
 def confirm_gates(build_dir, out, only, tracks, jobs, count, bank_dir=WRONG_BANK_DIR):
     """Runs every gated lesson's [performance] cases `count` times with the solution and
     `count` times with the bank's submission its gate must catch, alternating, judged
-    against this GPU's thresholds; writes out/gate-confirmation.md and .json. Exit 0 when
+    against this GPU's thresholds (an unscored gate that `only` names runs alike, its ratios
+    recorded with nothing to hold); writes out/gate-confirmation.md and .json. Exit 0 when
     every solution run passed and every submission run failed, 1 otherwise, 77 without a
     GPU."""
     gpu = gpu_name()
@@ -1946,7 +1959,8 @@ def confirm_gates(build_dir, out, only, tracks, jobs, count, bank_dir=WRONG_BANK
         print("SKIPPED: confirming the performance gates needs a GPU, and none is usable here.")
         return SKIP_EXIT
     entries_here = threshold_entries(gpu)
-    gates = {k: v for k, v in entries_here.items() if v.get("threshold") is not None}
+    # the gates, and the unscored ones --only names: their runs may show the gap a threshold needs
+    gates = {k: v for k, v in entries_here.items() if v.get("threshold") is not None or (k in only and v.get("measure"))}
     if not gates:
         print(f"confirm-gates: {gpu} has no thresholds file with a gate ({THRESHOLDS_DIR / gpu_file_name(gpu)}); "
               "write one with --calibrate first")
@@ -1992,6 +2006,8 @@ def confirm_gates(build_dir, out, only, tracks, jobs, count, bank_dir=WRONG_BANK
             problems.append(f"{key[0]}: the {key[1]} does not compile ({logs})")
     runs = {}
     start = time.monotonic()
+    # when these runs began, to the minute: perf_gates.py labels what it sets from them so
+    started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
     for i in range(count):
         for name in timed:
             for side in ("solution", "submission"):
@@ -2006,8 +2022,8 @@ def confirm_gates(build_dir, out, only, tracks, jobs, count, bank_dir=WRONG_BANK
         rows, more = gate_confirmation_rows(runs, gates, submissions, i + 1, entries_here)
         table = gate_confirmation_table(rows, gpu)
         (out / "gate-confirmation.md").write_text(table)
-        (out / "gate-confirmation.json").write_text(json.dumps({"gpu": gpu, "runs": i + 1, "lessons": rows},
-                                                               indent=1))
+        (out / "gate-confirmation.json").write_text(json.dumps({"gpu": gpu, "date": started, "runs": i + 1,
+                                                                "lessons": rows}, indent=1))
         print(f"confirm-gates: round {i + 1} of {count} done ({time.monotonic() - start:.0f} s)", flush=True)
     problems += more
     print("\n" + table)
@@ -2068,7 +2084,7 @@ def main(argv=None):
     ap.add_argument("--confirm-gates", type=positive_int, metavar="RUNS",
                     help="run each gated lesson's [performance] cases RUNS times with the solution and RUNS times "
                          "with the bank's submission its gate must catch; exit 1 unless every solution run passes "
-                         "and every submission run fails")
+                         "and every submission run fails (an unscored gate named by --only runs too, for its ratios)")
     args = ap.parse_args(argv)
     tracks = [t for t in re.split(r"[,;\s]+", args.tracks or "") if t]
     for name in args.only:

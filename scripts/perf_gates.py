@@ -32,7 +32,7 @@ runs its checks on: results/multigpu/<gpu>-x2.json, found next to the single-GPU
 
 Usage:
   perf_gates.py --from-tour results/NVIDIA_H100_80GB_HBM3.json [--multigpu-tour FILE] [--out FILE]
-  perf_gates.py --from-confirmation gate-confirmation.json [--out FILE]
+  perf_gates.py --from-confirmation gate-confirmation.json [more.json ...] [--out FILE]
                                   20 runs of each side (grade.py --confirm-gates): a threshold that
                                   held stands (with the evidence); one that did not moves to the
                                   midpoint of the runs' ranges, or the gate is unscored
@@ -569,6 +569,12 @@ def previous_lesson_row(row, rows):
     return by_lesson.get(earlier)
 
 
+def runs_text(solution_runs, previous_runs):
+    if solution_runs == previous_runs:
+        return "%d runs of each" % solution_runs
+    return "%d runs of the solution and %d of the previous approach" % (solution_runs, previous_runs)
+
+
 def confirm_entry(e, row, date, previous_row=None):
     """The thresholds entry `e` after the confirmation row `row` (scripts/grade.py
     --confirm-gates: the ratios of the solution's runs and of the bank submission's):
@@ -629,25 +635,59 @@ def confirm_entry(e, row, date, previous_row=None):
         out["note"] += "; the threshold before, %s, did not hold in every run with half the floor to spare" % was
     elif max(P) >= min(S):
         out["threshold"] = None
-        out["reason"] = ("in %d runs of each on this GPU the previous lesson's approach ran as fast as the solution "
+        out["reason"] = ("in %s on this GPU the previous lesson's approach ran as fast as the solution "
                          "(its fastest run %s, the solution's slowest %s; medians %s and %s): the idea does not show "
-                         "as a speed-up in every run here" % (min(len(S), len(P)), pct(max(P), measure),
+                         "as a speed-up in every run here" % (runs_text(len(S), len(P)), pct(max(P), measure),
                                                               pct(min(S), measure), pct(statistics.median(P), measure),
                                                               pct(statistics.median(S), measure)))
     else:
         out["threshold"] = None
-        out["reason"] = ("in %d runs of each on this GPU the solution's slowest run (%s) is not 2 x %.0f%% above the "
+        out["reason"] = ("in %s on this GPU the solution's slowest run (%s) is not 2 x %.0f%% above the "
                          "fastest run of the previous lesson's approach (%s; medians %s and %s): too close to gate "
-                         "reliably" % (min(len(S), len(P)), pct(min(S), measure), 100 * floor, pct(max(P), measure),
+                         "reliably" % (runs_text(len(S), len(P)), pct(min(S), measure), 100 * floor, pct(max(P), measure),
                                        pct(statistics.median(S), measure), pct(statistics.median(P), measure)))
     return out
 
 
-def apply_confirmation(confirmation_path, out_path=None):
-    """Applies a confirmation (the JSON of scripts/grade.py --confirm-gates, or several merged
-    into one with "lessons" rows) to its GPU's thresholds file; returns {gate: what happened}."""
-    with open(confirmation_path, encoding="utf-8") as f:
-        conf = json.load(f)
+def merge_confirmations(confs):
+    """Several confirmations of one GPU (the JSONs of scripts/grade.py --confirm-gates) as one:
+    per lesson, the runs of every file concatenated, the submission's only where it is the same
+    bank file as in the newest run of that lesson; each row dated by its newest runs, the whole
+    by the newest file."""
+    gpus = sorted({c["gpu"] for c in confs})
+    if len(gpus) != 1:
+        raise ValueError("confirmations of different GPUs cannot be merged: %s" % ", ".join(gpus))
+    confs = sorted(confs, key=lambda c: str(c.get("date") or ""))
+    merged = {}
+    for c in confs:
+        for row in c.get("lessons", []):
+            row = dict(row, date=row.get("date") or c.get("date"))  # a row is as new as its newest runs
+            have = merged.get(row["lesson"])
+            if have is None:
+                merged[row["lesson"]] = json.loads(json.dumps(row))
+                continue
+            keep = dict(row)
+            keep["solution_ratios"] = have.get("solution_ratios", []) + row.get("solution_ratios", [])
+            keep["previous_lesson_ratios"] = (have.get("previous_lesson_ratios") or []) + (
+                row.get("previous_lesson_ratios") or [])
+            keep["previous_lesson"] = row.get("previous_lesson") or have.get("previous_lesson")
+            if have.get("submission") == row.get("submission"):
+                keep["submission_ratios"] = have.get("submission_ratios", []) + row.get("submission_ratios", [])
+            merged[row["lesson"]] = keep
+    return {"gpu": gpus[0], "date": confs[-1].get("date"), "lessons": list(merged.values())}
+
+
+def apply_confirmation(confirmation_paths, out_path=None):
+    """Applies a confirmation (the JSON of scripts/grade.py --confirm-gates; a list of several
+    of one GPU, merged by merge_confirmations) to its GPU's thresholds file; returns
+    {gate: what happened}."""
+    if isinstance(confirmation_paths, (str, os.PathLike)):
+        confirmation_paths = [confirmation_paths]
+    confs = []
+    for path in confirmation_paths:
+        with open(path, encoding="utf-8") as f:
+            confs.append(json.load(f))
+    conf = merge_confirmations(confs)
     gpu = conf["gpu"]
     date = conf.get("date") or datetime.date.today().isoformat()
     committed = os.path.join(THRESHOLDS_DIR, gpu_file_name(gpu))
@@ -661,7 +701,8 @@ def apply_confirmation(confirmation_path, out_path=None):
         if gate not in data["lessons"]:
             what[gate] = "no such gate in %s" % os.path.basename(out_path)
             continue
-        new = confirm_entry(data["lessons"][gate], row, date, previous_lesson_row(row, conf.get("lessons", [])))
+        new = confirm_entry(data["lessons"][gate], row, row.get("date") or date,
+                            previous_lesson_row(row, conf.get("lessons", [])))
         if new is None:
             what[gate] = ("unchanged (too few runs, a submission that is not the previous lesson's approach, or "
                           "a threshold set from these runs)")
@@ -674,7 +715,9 @@ def apply_confirmation(confirmation_path, out_path=None):
             what[gate] = "threshold %s (was %s)" % (new["threshold"], data["lessons"][gate].get("threshold"))
         data["lessons"][gate] = new
     before = str(data.get("source", "")).strip() or "undated"
-    if not before.startswith("confirmation %s" % date):
+    earlier = re.fullmatch(r"confirmation \S+ \((.*)\)", before)
+    before = earlier.group(1) if earlier else before  # the file's origin, once: the newest confirmation leads
+    if not str(data.get("source", "")).startswith("confirmation %s" % date):
         data["source"] = "confirmation %s (%s)" % (date, before)
     with open(out_path, "w", encoding="utf-8") as f:
         json.dump(data, f, indent=2)
@@ -825,8 +868,9 @@ def main(argv=None):
     ap.add_argument("--multigpu-tour", metavar="RESULTS",
                     help="with --from-tour: the multigpu track's tour on 2 GPUs, for its gates (default: "
                          "multigpu/<gpu>-x2.json beside the --from-tour file)")
-    ap.add_argument("--from-confirmation", metavar="JSON",
-                    help="apply scripts/grade.py --confirm-gates' gate-confirmation.json to its GPU's thresholds file")
+    ap.add_argument("--from-confirmation", nargs="+", metavar="JSON",
+                    help="apply scripts/grade.py --confirm-gates' gate-confirmation.json to its GPU's thresholds "
+                         "file; several of one GPU are merged, lesson by lesson")
     ap.add_argument("--out", help="the thresholds file to write (default: common/checks/thresholds/<gpu>.json)")
     ap.add_argument("--check", nargs="?", const=THRESHOLDS_DIR, metavar="DIR",
                     help="check every thresholds file of DIR (default: the committed ones)")

@@ -682,6 +682,14 @@ class ConfirmGates(unittest.TestCase):
         rows, problems = grade.gate_confirmation_rows(runs2, gates2, {"t/04_a": None, "t/05_b": Path("p.diff")}, 2)
         self.assertIn("t/05_b: t/04_a's solution, measured alike, reached this gate in 1 of 2 run(s)", problems)
         self.assertIn("t/04_a's solution passed 1/2", grade.gate_confirmation_table(rows, "GPU"))
+        # an unscored gate (named by --only) records its ratios and holds nothing
+        rows, problems = grade.gate_confirmation_rows(
+            {("t/06", "solution"): [("unscored", [0.9])] * 2, ("t/06", "submission"): [("unscored", [0.8])] * 2},
+            {"t/06": {"measure": "% of x", "size": "N = 1", "threshold": None}}, {"t/06": Path("p.diff")}, 2)
+        self.assertEqual(problems, [])
+        self.assertEqual(rows[0]["submission_ratios"], [0.8, 0.8])
+        self.assertIn("| t/06 | % of x, N = 1 | unscored | - | 0.900 .. 0.900 .. 0.900 | `p.diff` | - | 0.800 ..",
+                      grade.gate_confirmation_table(rows, "GPU"))
         # a lesson that cannot run here (all runs skipped) is listed, not a problem
         rows, problems = grade.gate_confirmation_rows({("t/01", "solution"): [("skipped", [])] * 2},
                                                       {"t/01": gates["t/01"]}, {"t/01": subs["t/01"]}, 2)

@@ -235,6 +235,51 @@ class Confirmation(unittest.TestCase):
         self.assertAlmostEqual(out["threshold"], round(math.sqrt(0.68 * 0.5), 3), places=3)
         self.assertEqual(out["previous_source"], "bandwidth/02_copy_kernels's solution, 20 runs")
 
+    def test_an_unscored_gate_gets_a_threshold_when_its_runs_separate(self):
+        out = perf_gates.confirm_entry(self.entry(threshold=None), self.row([0.8] * 20, [0.6] * 20), "2026-02-02")
+        self.assertAlmostEqual(out["threshold"], round(math.sqrt(0.8 * 0.6), 3), places=3)
+        self.assertIn("the threshold before, none,", out["note"])
+
+    def test_confirmations_of_one_gpu_merge_lesson_by_lesson(self):
+        a = {"gpu": "G", "date": "2026-02-01", "lessons": [self.row([0.8] * 3, [0.6] * 3, file="old.diff"),
+                                                         self.row([0.9], [0.5], lesson="cg/03_x")]}
+        b = {"gpu": "G", "date": "2026-02-02T08:00Z", "lessons": [self.row([0.7] * 2, [0.4] * 2)]}
+        merged = perf_gates.merge_confirmations([b, a])
+        self.assertEqual(merged["date"], "2026-02-02T08:00Z")
+        rows = {r["lesson"]: r for r in merged["lessons"]}
+        # the solution's runs add up; another bank file's runs do not count for the newest one
+        self.assertEqual(rows["sgemm/05_shared_tiling"]["solution_ratios"], [0.8] * 3 + [0.7] * 2)
+        self.assertEqual(rows["sgemm/05_shared_tiling"]["submission_ratios"], [0.4] * 2)
+        self.assertEqual(rows["sgemm/05_shared_tiling"]["submission"], "previous_lesson.diff")
+        self.assertEqual(rows["cg/03_x"]["solution_ratios"], [0.9])
+        self.assertEqual(rows["cg/03_x"]["date"], "2026-02-01")  # no newer runs of it
+        self.assertEqual(rows["sgemm/05_shared_tiling"]["date"], "2026-02-02T08:00Z")
+        b2 = dict(b, lessons=[self.row([0.7] * 2, [0.4] * 2, file="old.diff")])
+        rows = {r["lesson"]: r for r in perf_gates.merge_confirmations([a, b2])["lessons"]}
+        self.assertEqual(rows["sgemm/05_shared_tiling"]["submission_ratios"], [0.6] * 3 + [0.4] * 2)
+        with self.assertRaises(ValueError):
+            perf_gates.merge_confirmations([a, dict(b, gpu="H")])
+
+    def test_applied_twice_from_the_same_runs_it_changes_nothing_more(self):
+        with tempfile.TemporaryDirectory() as d:
+            thresholds = os.path.join(d, "G.json")
+            with open(thresholds, "w") as f:
+                json.dump({"gpu": "G", "source": "tour 2026-01-01",
+                           "lessons": {"sgemm/05_shared_tiling": self.entry()}}, f)
+            conf = os.path.join(d, "c.json")
+            with open(conf, "w") as f:
+                json.dump({"gpu": "G", "date": "2026-02-02T08:00Z",
+                           "lessons": [self.row([0.8] * 19 + [0.68], [0.6] * 20)]}, f)
+            what = perf_gates.apply_confirmation([conf], thresholds)
+            self.assertTrue(what["sgemm/05_shared_tiling"].startswith("threshold "))
+            with open(thresholds) as f:
+                first = f.read()
+            self.assertIn("confirmation 2026-02-02T08:00Z", first)
+            perf_gates.apply_confirmation(conf, thresholds)
+            with open(thresholds) as f:
+                self.assertEqual(f.read(), first)
+
+
 
 def mg_record(lesson, variant, size, **fields):
     extra = fields.pop("extra", {})
