@@ -1902,7 +1902,7 @@ def gate_confirmation_rows(runs, gates, submissions, count, entries=None):
         passed = sum(v == "pass" for v, _ in sol)
         failed = sum(v == "fail" for v, _ in sub)
         path = submissions.get(name)
-        earlier = previous_alike_lesson(name, dict(entries or {}, **gates))
+        earlier = previous_alike_lesson(name, {**(entries or {}), **gates})
         threshold = gates[name].get("threshold")
         earlier_ratios = [x for _, r in runs.get((earlier, "solution"), []) for x in r] if earlier else []
         earlier_passed = sum(x >= threshold for x in earlier_ratios) if threshold is not None else 0
