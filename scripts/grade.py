@@ -1964,9 +1964,9 @@ def confirm_gates(build_dir, out, only, tracks, jobs, count, bank_dir=WRONG_BANK
         configure(build_dir, tracks=tracks)
     if only:
         check_only(build_dir, ["solutions"], only)
-    here = {f"{e['track']}/{e['lesson']}" for e in load_manifest(build_dir, "solutions", only)}
+    here = {f"{e['track']}/{e['lesson']}" for e in load_manifest(build_dir, "solutions", [])}
     left_out = sorted(k for k in gates if k not in here and (not only or k in only))
-    gates = {k: v for k, v in gates.items() if k in here}
+    gates = {k: v for k, v in gates.items() if k in here and (not only or k in only)}
     # the previous lessons measured alike, unscored or not gated here: their solutions run too
     alike = {p for p in (previous_alike_lesson(k, entries_here) for k in gates) if p and p in here and p not in gates}
     if left_out:
