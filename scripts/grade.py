@@ -1739,26 +1739,37 @@ def import_perf_gates():
     return perf_gates
 
 
+def performance_run(entry, logs, major, limit, stem, calibrate=False, extra_args=()):
+    """One run of a check program's [performance] cases, judged or (`calibrate`) measured
+    only, its output in logs/<stem>.log: (exit code, timed out, the reports its cases wrote
+    to logs/<stem>.jsonl)."""
+    report = logs / f"{stem}.jsonl"
+    if report.exists():
+        report.unlink()
+    env = {k: v for k, v in os.environ.items() if k != "TUT_PERF_CALIBRATE"}
+    env["TUT_PERF_REPORT"] = str(report)
+    if calibrate:
+        env["TUT_PERF_CALIBRATE"] = "1"
+    cmd = launch_prefix(entry, limit) + [entry["check_exe"], "[performance]", *extra_args]
+    if major >= 3:
+        cmd.append("--allow-running-no-tests")
+    rc, _, timed_out = run_with_timeout(cmd, limit, logs / f"{stem}.log", env=env)
+    return rc, timed_out, read_perf_reports(report)
+
+
 def calibrate_run(entry, logs, major, index):
     """One run of a solution check's [performance] cases in calibration mode: (exit code,
     the reports its cases wrote)."""
     name = f"{entry['track']}/{entry['lesson']}"
     stem = f"{entry['tree']}-{entry['track']}-{entry['lesson']}.calibrate-{index + 1}"
-    report = logs / f"{stem}.jsonl"
-    if report.exists():
-        report.unlink()
-    xml = logs / f"{stem}.junit.xml"
-    env = dict(os.environ, TUT_PERF_CALIBRATE="1", TUT_PERF_REPORT=str(report))
     limit = entry.get("timeout", 300)
-    cmd = launch_prefix(entry, limit) + [entry["check_exe"], "[performance]", "-r", "junit", "-o", str(xml)]
-    if major >= 3:
-        cmd.append("--allow-running-no-tests")
-    rc, _, timed_out = run_with_timeout(cmd, limit, logs / f"{stem}.log", env=env)
+    rc, timed_out, reports = performance_run(entry, logs, major, limit, stem, calibrate=True,
+                                             extra_args=("-r", "junit", "-o", str(logs / f"{stem}.junit.xml")))
     if timed_out:
         print(f"  {name}: calibration run {index + 1} did not finish in {limit} s ({logs / (stem + '.log')})")
     elif rc not in (0, SKIP_EXIT):
         print(f"  {name}: calibration run {index + 1} exited with code {rc} ({logs / (stem + '.log')})")
-    return rc, read_perf_reports(report)
+    return rc, reports
 
 
 def calibrate(build_dir, out_file, only, tracks, jobs, runs):
@@ -1813,12 +1824,8 @@ def calibrate(build_dir, out_file, only, tracks, jobs, runs):
 
 def threshold_entries(gpu):
     """{lesson: its entry} of this GPU's thresholds file ({} without one)."""
-    try:
-        data = json.loads((THRESHOLDS_DIR / gpu_file_name(gpu)).read_text())
-    except (OSError, ValueError):
-        return {}
-    lessons = data.get("lessons", {}) if isinstance(data, dict) else {}
-    return {k: v for k, v in lessons.items() if isinstance(v, dict)}
+    data = import_perf_gates().load_existing(str(THRESHOLDS_DIR / gpu_file_name(gpu))) or {"lessons": {}}
+    return {k: v for k, v in data["lessons"].items() if isinstance(v, dict)}
 
 
 def gate_submission(bank_dir, name):
@@ -1834,16 +1841,7 @@ def gate_submission(bank_dir, name):
 def gate_run(entry, logs, major, limit, stem):
     """One run of a check program's [performance] cases, judged: (outcome, the reports its
     cases wrote); outcome "ran", "skipped", "timeout" or "crashed"."""
-    report = logs / f"{stem}.jsonl"
-    if report.exists():
-        report.unlink()
-    env = {k: v for k, v in os.environ.items() if k != "TUT_PERF_CALIBRATE"}
-    env["TUT_PERF_REPORT"] = str(report)
-    cmd = launch_prefix(entry, limit) + [entry["check_exe"], "[performance]"]
-    if major >= 3:
-        cmd.append("--allow-running-no-tests")
-    rc, out, timed_out = run_with_timeout(cmd, limit, logs / f"{stem}.log", env=env)
-    reports = read_perf_reports(report)
+    rc, timed_out, reports = performance_run(entry, logs, major, limit, stem)
     if rc == SKIP_EXIT:
         return "skipped", reports
     if timed_out:
@@ -1859,10 +1857,8 @@ def gate_outcome(outcome, reports, entry=None):
     it did not run to the end; and the judged ratios (without a judged case, those of the
     cases that measure what the thresholds `entry` names, at its size)."""
     judged = [r for r in reports if r.get("status") in ("pass", "fail")]
-    if not judged and entry:
-        judged = [r for r in reports if (r.get("measure"), r.get("size")) == (entry.get("measure"), entry.get("size"))]
-    ratios = [float(r["ratio"]) for r in judged if isinstance(r.get("ratio"), (int, float))]
-    judged = [r for r in judged if r.get("status") in ("pass", "fail")]
+    alike = [r for r in reports if entry and (r.get("measure"), r.get("size")) == (entry.get("measure"), entry.get("size"))]
+    ratios = [float(r["ratio"]) for r in (judged or alike) if isinstance(r.get("ratio"), (int, float))]
     if outcome != "ran":
         return outcome, ratios
     if any(r.get("status") == "fail" for r in judged):
@@ -1878,16 +1874,11 @@ def ratio_range(ratios):
 
 
 def previous_alike_lesson(name, entries):
-    """The lesson just before `name` in its track when its speed case measures the same thing
-    at the same size (scored or not): its solution is then the previous lesson's approach,
-    measured alike."""
-    track, lesson = name.split("/", 1)
-    for other, g in entries.items():
-        t, o = other.split("/", 1)
-        if (t == track and o[:2].isdigit() and lesson[:2].isdigit() and int(o[:2]) == int(lesson[:2]) - 1
-                and (g.get("measure"), g.get("size")) == (entries[name].get("measure"), entries[name].get("size"))):
-            return other
-    return None
+    """The lesson just before `name` in its track whose speed case measures the same thing at
+    the same size (scored or not), among `entries` ({lesson: thresholds entry}): its solution
+    is then the previous lesson's approach, measured alike (perf_gates.previous_alike)."""
+    return import_perf_gates().previous_alike(
+        name, {k: (e.get("measure"), e.get("size")) for k, e in entries.items()})
 
 
 def gate_confirmation_rows(runs, gates, submissions, count, entries=None):
@@ -1907,7 +1898,7 @@ def gate_confirmation_rows(runs, gates, submissions, count, entries=None):
         earlier_ratios = [x for _, r in runs.get((earlier, "solution"), []) for x in r] if earlier else []
         earlier_passed = sum(x >= threshold for x in earlier_ratios) if threshold is not None else 0
         row = {"lesson": name, "measure": gates[name].get("measure", ""), "size": gates[name].get("size", ""),
-               "threshold": gates[name].get("threshold"), "runs": count,
+               "threshold": threshold, "runs": count,
                "solution_passed": passed, "solution_ratios": [x for _, r in sol for x in r],
                "submission": path.name if path else None, "submission_failed": failed,
                "submission_ratios": [x for _, r in sub for x in r],
@@ -1986,7 +1977,8 @@ def confirm_gates(build_dir, out, only, tracks, jobs, count, bank_dir=WRONG_BANK
         shutil.copy(paths[0], tree / e["track"] / e["lesson"] / Path(e["source"]).name)
     lesson_entries, _ = prepare(work / "build", ["lessons"], sorted(written), lessons_dir=tree, tracks=tracks,
                                 jobs=jobs, logs=work / "logs")
-    programs = {(name, "solution"): e for name, e in solutions.items() if name in gates or name in alike}
+    timed = sorted(set(gates) | alike)
+    programs = {(name, "solution"): e for name, e in solutions.items() if name in timed}
     programs.update({(f"{e['track']}/{e['lesson']}", "submission"): e for e in lesson_entries["lessons"]})
     logs = out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -2001,7 +1993,7 @@ def confirm_gates(build_dir, out, only, tracks, jobs, count, bank_dir=WRONG_BANK
     runs = {}
     start = time.monotonic()
     for i in range(count):
-        for name in sorted(set(gates) | alike):
+        for name in timed:
             for side in ("solution", "submission"):
                 key = (name, side)
                 if key not in programs or key in broken:

@@ -540,27 +540,33 @@ MIN_CONFIRM_RUNS = 10  # runs of each side before a confirmation may move a thre
 
 def bank_kind(lesson, submission):
     """The `kind:` of a bank file (common/checks/wrong/<lesson>/<submission>), None when absent."""
-    path = os.path.join(REPO, "common", "checks", "wrong", lesson, submission or "")
+    import wrong_bank  # scripts/wrong_bank.py reads the bank's headers
+
     try:
-        with open(path, encoding="utf-8") as f:
-            head = [next(f, "") for _ in range(3)]
+        with open(os.path.join(REPO, wrong_bank.BANK, lesson, submission or ""), encoding="utf-8") as f:
+            return wrong_bank.parse_header(f.read())[0].get("kind")
     except OSError:
         return None
-    m = re.match(r"^// kind:\s*(\S+)", head[2])
-    return m.group(1) if m else None
+
+
+def previous_alike(name, shapes):
+    """The lesson just before `name` ("track/NN_name") in its track whose speed case measures
+    the same thing at the same size, by `shapes` ({lesson: (measure, size)}): its solution is
+    then the previous lesson's approach too; None when there is none."""
+    track, lesson = name.split("/", 1)
+    for other, shape in shapes.items():
+        t, o = other.split("/", 1)
+        if (t == track and o[:2].isdigit() and lesson[:2].isdigit() and int(o[:2]) == int(lesson[:2]) - 1
+                and shape == shapes[name]):
+            return other
+    return None
 
 
 def previous_lesson_row(row, rows):
-    """The confirmation row of the lesson just before `row`'s in its track, when it was gated
-    in the same measure at the same size (its solution is then the previous approach too)."""
-    track, name = row["lesson"].split("/", 1)
-    number = int(name[:2])
-    for other in rows:
-        t, n = other["lesson"].split("/", 1)
-        if t == track and int(n[:2]) == number - 1 and (other.get("measure"), other.get("size")) == (
-                row.get("measure"), row.get("size")):
-            return other
-    return None
+    """The confirmation row of the lesson just before `row`'s, gated alike (previous_alike)."""
+    by_lesson = {r["lesson"]: r for r in rows}
+    earlier = previous_alike(row["lesson"], {k: (r.get("measure"), r.get("size")) for k, r in by_lesson.items()})
+    return by_lesson.get(earlier)
 
 
 def confirm_entry(e, row, date, previous_row=None):
@@ -569,9 +575,9 @@ def confirm_entry(e, row, date, previous_row=None):
     - every solution run passed and every submission run failed, each by at least half the
       spread floor: the threshold stands, with the evidence under "confirmed";
     - else, with the previous lesson's approach as the submission, or the previous lesson's
-      solution measured alike: the ranges of the runs decide. When the slowest solution run is at least 2 x the spread floor above the
-      fastest run of the previous approach, the threshold is their geometric midpoint;
-      otherwise the gate is unscored, with the reason;
+      solution measured alike: the ranges of the runs decide. When the slowest solution run
+      is at least 2 x the spread floor above the fastest run of the previous approach, the
+      threshold is their geometric midpoint; otherwise the gate is unscored, with the reason;
     - else (too few runs, or a submission of another kind): unchanged, None."""
     S = [v for v in (finite(x) for x in row.get("solution_ratios", [])) if v is not None and v > 0]
     P = [v for v in (finite(x) for x in row.get("submission_ratios", [])) if v is not None and v > 0]

@@ -32,9 +32,9 @@
 /// status, reason, hint, gpu, detail, source, and for calibration previous_measured,
 /// previous_from, spread_floor and unscored_because.
 ///
-/// **Timing.** time_beside() runs the work and the yardstick in alternating rounds (CUDA
-/// events after at least 100 ms of warm-up runs, or the host's clock for work paced by the host), the median
-/// of each; with flush_l2 (the work) and flush_l2_yardstick, a read of a buffer twice the
+/// **Timing.** time_beside() runs the work and the yardstick in alternating rounds (at least
+/// 100 ms of warm-up runs, then CUDA events, or the host's clock for work paced by the host),
+/// the median of each; with flush_l2 (the work) and flush_l2_yardstick, a read of a buffer twice the
 /// L2 size before every timed run (outside the events), as tut::L2Flusher does in
 /// nvcc-compiled code. The checks are
 /// compiled by the host compiler, which cannot launch a kernel, so the reading kernel comes
