@@ -12,17 +12,21 @@
 /// (Expected), with what the checks hold each to (plain CG or Jacobi PCG, and whether it
 /// stops at the converging iteration or may run up to k - 1 past it). A variant is found
 /// in lesson::variants() by its name only: one that is missing or renamed fails.
+///
+/// The speed case of lessons 3-9 is judge_against_bandwidth_floor().
 #pragma once
 
 #include "catch.hpp"
 #include "guarded.hpp"
 #include "lesson_hint.hpp"
+#include "perf_gate.hpp"
 #include "tut/cg.hpp"
 
 #include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace cg_checks {
 
@@ -336,6 +340,47 @@ inline void check_all_refuse(const std::vector<Expected>& variants) {
             }
         }
     }
+}
+
+/// Median microseconds per iteration of `v`'s solves of problem `p` with the default options,
+/// as the tour solves it, timed by the host's clock; a solve that does not converge is not
+/// timed (the case fails).
+inline double median_us_per_iteration(const Variant& v, TestProblem& p) {
+    std::unique_ptr<tut::cg::Solver> solver;
+    REQUIRE_NOTHROW(solver = v.run(p.A, *p.dA, SolveOptions{}));
+    tut::DeviceBuffer<float> x(size_t(p.A.rows));
+    INFO("variant '" << v.name << "': a solve that does not converge is not timed");
+    INFO(tut_checks::exercise_hint());
+    REQUIRE(solver->solve(p.db.get(), x.get()).outcome == Outcome::converged);
+    std::vector<double> iterations;
+    perf_gate::Plan plan;
+    plan.host_clock = true;
+    plan.repeats = 5;
+    const double ms = perf_gate::median_ms(
+        [&] { iterations.push_back(solver->solve(p.db.get(), x.get()).iterations); }, plan);
+    return 1000 * ms / std::max(1.0, perf_gate::median_in_place(iterations));
+}
+
+/// The speed case of lessons 3-9: `variant` solves problem `problem_name` as the tour does;
+/// its time per iteration (median_us_per_iteration()) is held to the bandwidth floor (the
+/// compulsory bytes of an iteration over the device-to-device copy bandwidth measured here)
+/// and judged against this GPU's threshold (perf_gate::judge(); common/checks/thresholds/).
+/// The check file fills m's measure, size, previous_from and hint; the rest is set here.
+/// `previous_variant`, when named, is the previous approach as the lesson keeps it, timed
+/// when calibrating.
+inline void judge_against_bandwidth_floor(const std::string& case_name, perf_gate::Measurement m,
+                                          const std::string& variant, const std::string& problem_name,
+                                          const std::string& previous_variant = {}) {
+    TestProblem& p = problem(problem_name);
+    const double us = median_us_per_iteration(variant_named(variant), p);
+    const double floor_us =
+        tut::cg::floor_bytes_per_iteration(p.A.rows, p.A.nnz(), true) / tut::measure_d2d_bandwidth_gbs() * 1e-3;
+    m.ratio = floor_us / us;
+    m.detail = perf_gate::fmt("%.2f us per iteration", us) + ", floor " + perf_gate::fmt("%.2f us", floor_us);
+    m.spread_floor = 0.05;  // a solve paced by the host
+    if (!previous_variant.empty() && perf_gate::calibrating())
+        m.previous_measured = floor_us / median_us_per_iteration(variant_named(previous_variant), p);
+    perf_gate::judge(case_name, m);
 }
 
 }  // namespace cg_checks

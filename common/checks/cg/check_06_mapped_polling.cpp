@@ -34,45 +34,19 @@ TEST_CASE("cg/06_mapped_polling: refuses what it cannot solve before launching a
     check_all_refuse(kVariants);
 }
 
-// Speed, the lesson's idea: 'poll=every-k' solves the default problem (40000 rows) as the tour does (the
-// default options), timed by the host's clock; its time per iteration is held to the bandwidth
-// floor (the compulsory bytes of an iteration over the device-to-device copy bandwidth measured
-// here) and judged against this GPU's threshold (perf_gate.hpp; common/checks/thresholds/).
+// Speed, the lesson's idea: 'poll=every-k' per iteration on the default problem, against the bandwidth floor
+// (judge_against_bandwidth_floor(), cg_checks.hpp).
 namespace {
 constexpr const char* kSpeedCase =
     "cg/06_mapped_polling: speed: 'poll=every-k' per iteration on the default problem, as a share of the bandwidth "
     "floor, against this GPU's gate";
-
-// Median microseconds per iteration of `v`'s solves of problem `p` (host clock).
-double cg_us_per_iteration(const tut::cg::Variant& v, TestProblem& p) {
-    std::unique_ptr<tut::cg::Solver> solver;
-    REQUIRE_NOTHROW(solver = v.run(p.A, *p.dA, SolveOptions{}));
-    tut::DeviceBuffer<float> x(size_t(p.A.rows));
-    INFO("variant '" << v.name << "': a solve that does not converge is not timed");
-    INFO(tut_checks::exercise_hint());
-    REQUIRE(solver->solve(p.db.get(), x.get()).outcome == Outcome::converged);
-    std::vector<double> iterations;
-    perf_gate::Plan plan;
-    plan.host_clock = true;
-    plan.repeats = 5;
-    const double ms = perf_gate::median_ms(
-        [&] { iterations.push_back(solver->solve(p.db.get(), x.get()).iterations); }, plan);
-    return 1000 * ms / std::max(1.0, perf_gate::median_in_place(iterations));
-}
 }  // namespace
 
 TEST_CASE(kSpeedCase, "[performance]") {
-    TestProblem& p = problem("default");
-    const double us = cg_us_per_iteration(variant_named("poll=every-k"), p);
-    const double floor_us =
-        tut::cg::floor_bytes_per_iteration(p.A.rows, p.A.nnz(), true) / tut::measure_d2d_bandwidth_gbs() * 1e-3;
     perf_gate::Measurement m;
     m.measure = "% of the bandwidth floor per iteration";
     m.size = "default problem (40000 rows)";
-    m.ratio = floor_us / us;
-    m.detail = perf_gate::fmt("%.2f us per iteration", us) + ", floor " + perf_gate::fmt("%.2f us", floor_us);
-    m.spread_floor = 0.05;  // a solve paced by the host
     m.previous_from = "cg/05_fusion";
     m.hint = "Does the host learn the residual from mapped memory, spinning on the stamp, without a cudaMemcpy?";
-    perf_gate::judge(kSpeedCase, m);
+    judge_against_bandwidth_floor(kSpeedCase, m, "poll=every-k", "default");
 }

@@ -25,46 +25,19 @@ TEST_CASE("jor/02_warp_rows: refuses bad options, bad systems and sizes beyond d
     check_all_refuse(kRequired);
 }
 
-// Speed, the lesson's idea: '1 row per warp' solves matrix 0 of N = 4096 in float, timed by the host's
-// clock; its time per sweep is held to the bandwidth floor (the bytes a sweep reads over the
-// device-to-device copy bandwidth measured here) and judged against this GPU's threshold
-// (perf_gate.hpp; common/checks/thresholds/).
+// Speed, the lesson's idea: '1 row per warp' per sweep at N = 4096, float, against the bandwidth floor
+// (judge_against_bandwidth_floor(), jor_checks.hpp).
 namespace {
 constexpr const char* kSpeedCase =
     "jor/02_warp_rows: speed: '1 row per warp' per sweep at N = 4096, float, as a share of the bandwidth floor, "
     "against this GPU's gate";
-
-// Median microseconds per iteration of `v`'s solves of matrix 0 of size n (host clock), and the
-// bytes one sweep reads (A as the solver stores it, and three vectors).
-template <class T>
-std::pair<double, double> jor_us_per_iteration(const tut::jor::Variant<T>& v, int n) {
-    DeviceSystem<T> sys(n);
-    tut::jor::generate_system(sys, tut::jor::kSeed, 0);
-    std::unique_ptr<tut::jor::Solver<T>> solver;
-    REQUIRE_NOTHROW(solver = v.run(sys, default_options<T>(StopRule::norm)));
-    tut::DeviceBuffer<T> x(static_cast<size_t>(n));
-    INFO("variant '" << v.name << "', N = " << n << ": a solve that does not converge is not timed");
-    INFO(tut_checks::exercise_hint());
-    REQUIRE(solver->solve(x.get()).converged);
-    std::vector<double> iterations;
-    perf_gate::Plan plan;
-    plan.host_clock = true;
-    const double ms = perf_gate::median_ms([&] { iterations.push_back(solver->solve(x.get()).iterations); }, plan);
-    const double bytes = solver->matrix_bytes() + 3.0 * n * sizeof(T);
-    return {1000 * ms / std::max(1.0, perf_gate::median_in_place(iterations)), bytes};
-}
 }  // namespace
 
 TEST_CASE(kSpeedCase, "[performance]") {
-    const auto [us, bytes] = jor_us_per_iteration(variant_named<float>("1 row per warp"), 4096);
-    const double floor_us = bytes / tut::measure_d2d_bandwidth_gbs() * 1e-3;
     perf_gate::Measurement m;
     m.measure = "% of the bandwidth floor per iteration";
     m.size = "N = 4096, float";
-    m.ratio = floor_us / us;
-    m.detail = perf_gate::fmt("%.2f us per sweep", us) + ", floor " + perf_gate::fmt("%.2f us", floor_us);
-    m.spread_floor = 0.05;  // a solve paced by the host
     m.hint = "Does each warp keep several 16-byte loads of its row in flight (streaming loads), and add its lanes' "
              "sums with shuffles, not shared memory?";
-    perf_gate::judge(kSpeedCase, m);
+    judge_against_bandwidth_floor<float>(kSpeedCase, m, "1 row per warp", 4096);
 }

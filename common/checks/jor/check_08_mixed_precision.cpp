@@ -42,37 +42,17 @@ TEST_CASE("jor/08_mixed_precision: refuses bad options, bad systems and sizes be
 }
 
 // Speed, the lesson's idea: 'mixed' (A stored in float, the rest in double) against 'double' on
-// matrix 0 of N = 8192, per sweep, timed by the host's clock; the speed-up is judged against this
-// GPU's threshold (perf_gate.hpp; common/checks/thresholds/).
+// matrix 0 of N = 8192, per sweep, timed by the host's clock (median_sweep(), jor_checks.hpp); the
+// speed-up is judged against this GPU's threshold (perf_gate.hpp; common/checks/thresholds/).
 namespace {
 constexpr const char* kSpeedCase =
     "jor/08_mixed_precision: speed: 'mixed' per sweep at N = 8192 as a multiple of 'double', against this GPU's "
     "gate";
-
-// Median microseconds per iteration of `v`'s solves of matrix 0 of size n (host clock), and the
-// bytes one sweep reads (A as the solver stores it, and three vectors).
-template <class T>
-std::pair<double, double> jor_us_per_iteration(const tut::jor::Variant<T>& v, int n) {
-    DeviceSystem<T> sys(n);
-    tut::jor::generate_system(sys, tut::jor::kSeed, 0);
-    std::unique_ptr<tut::jor::Solver<T>> solver;
-    REQUIRE_NOTHROW(solver = v.run(sys, default_options<T>(StopRule::norm)));
-    tut::DeviceBuffer<T> x(static_cast<size_t>(n));
-    INFO("variant '" << v.name << "', N = " << n << ": a solve that does not converge is not timed");
-    INFO(tut_checks::exercise_hint());
-    REQUIRE(solver->solve(x.get()).converged);
-    std::vector<double> iterations;
-    perf_gate::Plan plan;
-    plan.host_clock = true;
-    const double ms = perf_gate::median_ms([&] { iterations.push_back(solver->solve(x.get()).iterations); }, plan);
-    const double bytes = solver->matrix_bytes() + 3.0 * n * sizeof(T);
-    return {1000 * ms / std::max(1.0, perf_gate::median_in_place(iterations)), bytes};
-}
 }  // namespace
 
 TEST_CASE(kSpeedCase, "[performance]") {
-    const double mixed = jor_us_per_iteration(variant_named<double>("mixed"), 8192).first;
-    const double full = jor_us_per_iteration(variant_named<double>("double"), 8192).first;
+    const double mixed = median_sweep(variant_named<double>("mixed"), 8192).us;
+    const double full = median_sweep(variant_named<double>("double"), 8192).us;
     perf_gate::Measurement m;
     m.measure = "x the double variant's speed per iteration";
     m.size = "N = 8192, double";

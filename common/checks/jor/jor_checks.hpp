@@ -14,15 +14,19 @@
 /// iteration count within 3 of the CPU `scalar` version's on the same system (the float
 /// sums of a GPU round differently, which may move the last sweep's test either way; on
 /// the CPU the orders differ by at most one), and both guard zones untouched.
+///
+/// The speed case of lessons 2 and 4-6 is judge_against_bandwidth_floor().
 #pragma once
 
 #include "catch.hpp"
 #include "guarded.hpp"
 #include "lesson_hint.hpp"
+#include "perf_gate.hpp"
 #include "reference_iterations.hpp"
 #include "tut/jor_cpu.hpp"
 #include "tut/jor_gpu.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
@@ -234,6 +238,49 @@ void check_generator(int n, uint32_t matrix) {
     REQUIRE(dev.A.download() == host.A);
     REQUIRE(dev.b.download() == host.b);
     REQUIRE(dev.x_star == host.x_star);
+}
+
+/// One sweep of a variant's solves: its median time, and the bytes it reads.
+struct Sweep {
+    double us = 0;
+    double bytes = 0;  ///< A as the solver stores it, and three vectors
+};
+
+/// `v`'s solves of matrix 0 of size n with the default options, timed by the host's clock:
+/// the median microseconds per iteration, and the bytes one sweep reads. A solve that does
+/// not converge is not timed (the case fails).
+template <class T>
+Sweep median_sweep(const tut::jor::Variant<T>& v, int n) {
+    DeviceSystem<T> sys(n);
+    tut::jor::generate_system(sys, tut::jor::kSeed, 0);
+    std::unique_ptr<tut::jor::Solver<T>> solver;
+    REQUIRE_NOTHROW(solver = v.run(sys, default_options<T>(StopRule::norm)));
+    tut::DeviceBuffer<T> x(static_cast<size_t>(n));
+    INFO("variant '" << v.name << "', N = " << n << ": a solve that does not converge is not timed");
+    INFO(tut_checks::exercise_hint());
+    REQUIRE(solver->solve(x.get()).converged);
+    std::vector<double> iterations;
+    perf_gate::Plan plan;
+    plan.host_clock = true;
+    const double ms = perf_gate::median_ms([&] { iterations.push_back(solver->solve(x.get()).iterations); }, plan);
+    const double bytes = solver->matrix_bytes() + 3.0 * n * sizeof(T);
+    return {1000 * ms / std::max(1.0, perf_gate::median_in_place(iterations)), bytes};
+}
+
+/// The speed case of lessons 2 and 4-6: `variant` solves matrix 0 of size n in T; its time
+/// per sweep (median_sweep()) is held to the bandwidth floor (the bytes a sweep reads over
+/// the device-to-device copy bandwidth measured here) and judged against this GPU's
+/// threshold (perf_gate::judge(); common/checks/thresholds/). The check file fills m's
+/// measure, size, previous_from and hint; the rest is set here.
+template <class T>
+void judge_against_bandwidth_floor(const std::string& case_name, perf_gate::Measurement m, const std::string& variant,
+                                   int n) {
+    const Sweep sweep = median_sweep(variant_named<T>(variant), n);
+    const double floor_us = sweep.bytes / tut::measure_d2d_bandwidth_gbs() * 1e-3;
+    m.ratio = floor_us / sweep.us;
+    m.detail = perf_gate::fmt("%.2f us per sweep", sweep.us) + ", floor " + perf_gate::fmt("%.2f us", floor_us);
+    m.spread_floor = 0.05;  // a solve paced by the host
+    perf_gate::judge(case_name, m);
 }
 
 }  // namespace jor_checks

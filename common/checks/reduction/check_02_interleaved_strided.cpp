@@ -35,10 +35,8 @@ TEST_CASE("reduction/02_interleaved_strided: n > 2^30 is refused", "[baseline]")
     check_all_refuse_too_large(kRequired);
 }
 
-// Speed, the lesson's idea: 'float' sums 2^26 floats (256 MB), L2 flushed before each run,
-// timed beside a 1 GiB cudaMemcpy device to device (the tour's measure of the copy bandwidth,
-// tut::measure_d2d_bandwidth_gbs()); its bandwidth as a share of the copy's is judged against
-// this GPU's threshold (perf_gate.hpp; common/checks/thresholds/).
+// Speed, the lesson's idea: 'float' sums 2^26 floats beside a device copy of 1 GiB
+// (judge_sum_against_device_copy(), reduction_checks.hpp).
 namespace {
 constexpr const char* kSpeedCase =
     "reduction/02_interleaved_strided: speed: 'float' summing 2^26 floats, as a share of a device copy's bandwidth, "
@@ -46,30 +44,11 @@ constexpr const char* kSpeedCase =
 }  // namespace
 
 TEST_CASE(kSpeedCase, "[performance]") {
-    const Variant<float> v = variant_named<float>("float");
-    const size_t n = size_t(1) << 26;
-    const size_t copied = size_t(1) << 30;  // bytes, as tut::measure_d2d_bandwidth_gbs() copies them
-    tut::DeviceBuffer<float> in(n), out(1);
-    tut::DeviceBuffer<unsigned char> from(copied), to(copied);
-    TUT_CUDA(cudaMemset(in.get(), 0x3c, n * sizeof(float)));  // 0.0116 in every element
-    TUT_CUDA(cudaMemset(from.get(), 1, copied));
-    tut::reduction::Workspace workspace(n * sizeof(float) / 64 + 65536);  // as the lesson's harness
     perf_gate::RatioCase c;
     c.name = kSpeedCase;
     c.measure = "% of cudaMemcpy D2D bandwidth";
     c.size = "n = 2^26 floats";
-    c.work_name = "'float'";
-    c.yardstick_name = "cudaMemcpy";
-    c.scale = double(n * sizeof(float)) / (2.0 * copied);  // GB/s of the sum over the copy's (read + write)
-    c.plan.flush_l2 = true;  // the sum, as the tour times it; the copy, as the tour's measurement, without
     c.hint = "Are the additions of each step handed to threads 0, 1, 2, ... (a strided index), so that whole warps "
              "work or idle and no modulo is left?";
-    const auto work = [&] {
-        workspace.begin_run();
-        v.run(in.get(), n, out.get(), workspace);
-    };
-    const auto yardstick = [&] {
-        TUT_CUDA(cudaMemcpyAsync(to.get(), from.get(), copied, cudaMemcpyDeviceToDevice));
-    };
-    perf_gate::time_and_judge(c, work, yardstick);
+    judge_sum_against_device_copy(c, "float", size_t(1) << 26);
 }

@@ -14,17 +14,20 @@
 /// fresh workspace, poisoned, with guard zones: a result that was never written, a
 /// partial sum read before it was written, an accumulator that was not reset, or a write
 /// next to the output or past the scratch asked for, fails. The empty sum gets a null
-/// input pointer: it must not be read.
+/// input pointer: it must not be read. The speed case of lessons 2-9 is
+/// judge_sum_against_device_copy().
 #pragma once
 
 #include "catch.hpp"
 #include "depth_rules.hpp"
 #include "guarded.hpp"
 #include "lesson_hint.hpp"
+#include "perf_gate.hpp"
 #include "tut/reduction.hpp"
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -230,6 +233,44 @@ void check_run_to_run_identical(const std::vector<std::string>& names, DepthRule
             REQUIRE(std::memcmp(&first, &again, sizeof(T)) == 0);
         }
     }
+}
+
+/// The speed case of lessons 2-9: the float variant `variant` sums n floats beside a 1 GiB
+/// cudaMemcpy device to device (the tour's measure of the copy bandwidth,
+/// tut::measure_d2d_bandwidth_gbs()), the L2 flushed before each run of the sum only, as the
+/// tour times each; the sum's bandwidth as a share of the copy's is judged against this
+/// GPU's threshold (perf_gate::time_and_judge(); common/checks/thresholds/). The check file
+/// fills c's name, measure, size, previous_from and hint; the rest is set here.
+/// `previous_variant`, when named, is the previous lesson's approach as the lesson keeps it,
+/// timed when calibrating.
+inline void judge_sum_against_device_copy(perf_gate::RatioCase c, const std::string& variant, size_t n,
+                                          const std::string& previous_variant = {}) {
+    const Variant<float> v = variant_named<float>(variant);
+    const Variant<float> previous = previous_variant.empty() ? Variant<float>{} : variant_named<float>(previous_variant);
+    const size_t copied = size_t(1) << 30;  // bytes, as tut::measure_d2d_bandwidth_gbs() copies them
+    tut::DeviceBuffer<float> in(n), out(1);
+    tut::DeviceBuffer<unsigned char> from(copied), to(copied);
+    TUT_CUDA(cudaMemset(in.get(), 0x3c, n * sizeof(float)));  // 0.0116 in every element
+    TUT_CUDA(cudaMemset(from.get(), 1, copied));
+    tut::reduction::Workspace workspace(n * sizeof(float) / 64 + 65536);  // as the lesson's harness
+    c.work_name = "'" + variant + "'";
+    c.yardstick_name = "cudaMemcpy";
+    c.scale = double(n * sizeof(float)) / (2.0 * copied);  // GB/s of the sum over the copy's (read + write)
+    c.plan.flush_l2 = true;  // the sum, as the tour times it; the copy, as the tour's measurement, without
+    const auto work = [&] {
+        workspace.begin_run();
+        v.run(in.get(), n, out.get(), workspace);
+    };
+    const auto yardstick = [&] {
+        TUT_CUDA(cudaMemcpyAsync(to.get(), from.get(), copied, cudaMemcpyDeviceToDevice));
+    };
+    std::function<void()> previous_work;  // empty: nothing to time beside the yardstick
+    if (!previous_variant.empty())
+        previous_work = [&] {
+            workspace.begin_run();
+            previous.run(in.get(), n, out.get(), workspace);
+        };
+    perf_gate::time_and_judge(c, work, yardstick, previous_work);
 }
 
 }  // namespace reduction_checks
