@@ -2,7 +2,8 @@
 // single-GPU solve's x (rank 0 alone, the same lesson on a one-rank communicator) and
 // its sweep count, for N that are no multiple of the split, smaller than the GPUs'
 // blocks, up to N = 32768 (the largest the lesson measures), float and double, both ways
-// of sharing; and x within the JOR track's error bound of x*.
+// of sharing, and with the sweep's rows split between 1, 2 and 4 warps; and x within the
+// JOR track's error bound of x*.
 #include "mg_checks.hpp"
 #include "tut/jor.hpp"
 #include "tut/multigpu_nccl.hpp"
@@ -63,9 +64,11 @@ tut::mg::SolveOutcome solve(const tut::mg::JorCall& c) {
     return o;
 }
 
-/// The distributed solve against rank 0's one-GPU solve and against x*.
+/// The distributed solve against rank 0's one-GPU solve and against x*. `warps_per_row`
+/// (1, 2, 4; 0: the lesson's choice) is the distributed solve's sweep; the one-GPU solve
+/// keeps the lesson's choice.
 template <class T>
-void check_jor(long long n, tut::mg::JorSharing sharing) {
+void check_jor(long long n, tut::mg::JorSharing sharing, int warps_per_row = 0) {
     Job& j = job();  // every rank, before the part rank 0 does alone
     tut::mg::JorCall c;
     c.n = n;
@@ -73,7 +76,8 @@ void check_jor(long long n, tut::mg::JorSharing sharing) {
     c.tolerance = tut::jor::default_tolerance<T>();
     c.want_x = true;
     const std::string what = std::string(tut::jor::type_name<T>()) + ", " + tut::mg::jor_sharing_name(sharing) +
-                             ", N = " + std::to_string(n) + ": ";
+                             ", N = " + std::to_string(n) +
+                             (warps_per_row ? ", " + std::to_string(warps_per_row) + " warps per row" : "") + ": ";
     // One GPU: rank 0 alone, on its one-rank communicator; the others wait in the MPI_Bcast.
     std::vector<double> x1(size_t(n), 0.0);
     int iterations1 = -1;
@@ -92,6 +96,7 @@ void check_jor(long long n, tut::mg::JorSharing sharing) {
     // Every GPU.
     mg_checks::step("multigpu/03 " + what + "the solve on " + std::to_string(world().size) + " GPUs");
     c.ranks = {world().rank, world().size, j.nccl.comm, j.stream};
+    c.warps_per_row = warps_per_row;
     const tut::mg::SolveOutcome o = solve<T>(c);
     mg_checks::step("multigpu/03 " + what + "verdict");
     std::string bad;
@@ -136,6 +141,15 @@ TEST_CASE("multigpu/03: the largest N the lesson measures, 32768, float", "[exer
     check_jor<float>(32768, tut::mg::JorSharing::one_collective);
 }
 
+TEST_CASE("multigpu/03: the sweep with 1, 2 and 4 warps per row: the one-GPU solution", "[exercise]") {
+    // N = 1000 and 4099: the lesson's own choice at these sizes is 4 warps per row; N = 7:
+    // fewer rows than a block's warps; N = 4099 on 2 GPUs: rows that are no multiple of 8.
+    for (int warps : {1, 2, 4}) {
+        for (long long n : {7ll, 1000ll, 4099ll}) check_jor<float>(n, tut::mg::JorSharing::one_collective, warps);
+        check_jor<double>(2049, tut::mg::JorSharing::two_collectives, warps);
+    }
+}
+
 TEST_CASE("multigpu/03: N = 0 and N past the generator's limit are refused", "[baseline]") {
     Job& j = job();  // every rank
     for (long long n : {0ll, tut::jor::kMaxN + 1}) {
@@ -154,4 +168,23 @@ TEST_CASE("multigpu/03: N = 0 and N past the generator's limit are refused", "[b
         }
         MG_REQUIRE(bad.empty(), bad);
     }
+}
+
+TEST_CASE("multigpu/03: 3 warps per row is refused", "[baseline]") {
+    Job& j = job();  // every rank
+    mg_checks::step("multigpu/03: 3 warps per row refused?");
+    tut::mg::JorCall c;
+    c.n = 1000;
+    c.warps_per_row = 3;
+    c.ranks = {world().rank, world().size, j.nccl.comm, j.stream};
+    // Refused when the solve is set up, before any communication.
+    std::string bad = "3 warps per row was not refused with tut::Unsupported";
+    try {
+        lesson::jor_solve_float(c);
+    } catch (const tut::Unsupported&) {
+        bad.clear();
+    } catch (const std::exception& e) {
+        bad += std::string(" (it threw: ") + e.what() + ")";
+    }
+    MG_REQUIRE(bad.empty(), bad);
 }

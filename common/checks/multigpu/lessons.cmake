@@ -19,7 +19,7 @@ tut_multigpu_lesson(02_allreduce allreduce.cu NEEDS mpi nccl GPUS 2
 
 tut_multigpu_lesson(03_jor jor.cu NEEDS mpi nccl GPUS 2
                     SMOKE_ARGS --small --repeats 2
-                    BAD_ARGS "--sizes 0" "--sizes 1,,2" "--type half" "--variant nosuch"
+                    BAD_ARGS "--sizes 0" "--sizes 1,,2" "--type half" "--warps-per-row 3" "--variant nosuch"
                     TOUR_ARGS --sizes 16384,32768)
 
 tut_multigpu_lesson(04_cg cg.cu NEEDS mpi nccl GPUS 2

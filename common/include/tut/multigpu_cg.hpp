@@ -13,6 +13,9 @@
 /// walks its rows with the generator's own loops, in the generator's order: the same
 /// doubles, rounded to the same floats. b = A x* likewise needs x* only at its rows'
 /// columns, with x* the outputs of the CG track's seed ^ 0x5eedb0b sequence.
+///
+/// After it, for the lessons' files only (it has kernels and calls MPI): the harness the
+/// CG lessons share, so that each lesson's harness keeps its variants and its main()'s loop.
 #pragma once
 
 #include "cg_matrix.hpp"
@@ -144,3 +147,579 @@ inline std::vector<float> inverse_diagonal(const CsrRows& rows) {
 inline double cg_floor_bytes(long long rows, long long nnz) { return tut::cg::floor_bytes_per_iteration(rows, nnz, true); }
 
 }  // namespace tut::mg
+
+// =======================================================================================
+// The CG lessons' harness (lessons 4-6): options and problems, one rank's share of the
+// system, lessons 4 and 5's solver around their own kernels, the timing, the one-GPU
+// yardstick, the records and the table. It has kernels and calls MPI, so it needs nvcc
+// and MPI (the lessons have both): the CPU tests' host-compiled files skip it.
+// =======================================================================================
+#if defined(__CUDACC__)
+
+#include "buffer.hpp"
+#include "check.hpp"
+#include "cli.hpp"
+#include "device_facts.hpp"
+#include "gpu.hpp"
+#include "lesson.hpp"
+#include "multigpu_halo.hpp"
+#include "multigpu_mpi.hpp"
+#include "multigpu_solvers.hpp"
+#include "nvtx.hpp"
+#include "report.hpp"
+#include "timer.hpp"
+
+#include <cuda_runtime.h>
+
+#include <map>
+#include <utility>
+
+namespace tut::mg {
+
+// ---------------------------------------------------------------------------------------
+// Options and problems
+// ---------------------------------------------------------------------------------------
+
+/// The CG lessons' command line: --small, --problem, --max-iterations (add_to()), then a
+/// lesson's own options, then tut::add_run_options(cli, run); --repeats defaults to 3.
+struct CgOptions {
+    bool small = false;
+    std::string problem;                ///< --problem as given
+    int max_iterations = 20000;
+    RunOptions run;
+    std::vector<std::string> problems;  ///< --problem's names, set by finish() (none: all)
+
+    CgOptions() { run.repeats = 3; }
+
+    void add_to(Cli& cli) {
+        cli.add_flag("small", &small, "small grids (24 x 24 x 24 per GPU, and 24 x 24 x 48): quick runs, sanitizer");
+        cli.add_string("problem", &problem,
+                       "only these problems, comma-separated: weak, 128^3, 256^3 (with --small: weak, 24x24x48)");
+        cli.add_int("max-iterations", &max_iterations, "iterations at most", 1, 1000000);
+    }
+
+    /// After parsing, before MPI starts: false (having said why) when --variant names none of
+    /// `variants`; a bad --problem prints the usage and exits with the usage code.
+    bool finish(const Cli& cli, const char* program, const std::vector<std::string>& variants) {
+        finish_run_options(run);
+        if (!variant_is_known(program, run.variant, variants)) return false;
+        problems = name_list_or_exit(cli, problem, {"weak", "128^3", "256^3", "24x24x48"}, "problem");
+        return true;
+    }
+};
+
+/// A row of the CG lessons' tables: the grid on all the GPUs, and what one GPU solves for
+/// the baseline (a GPU's share for weak scaling, the whole grid for strong).
+struct CgScalingProblem {
+    std::string name;  ///< "weak", "128^3", "256^3" (with --small: "weak", "24x24x48")
+    CgProblem grid;
+    CgProblem one_gpu;
+    Scaling scaling;
+};
+
+inline std::vector<CgScalingProblem> cg_problems(int gpus, bool small) {
+    if (small) return {{"weak", {24, 24, 24 * gpus}, {24, 24, 24}, Scaling::weak},
+                       {"24x24x48", {24, 24, 48}, {24, 24, 48}, Scaling::strong}};
+    return {{"weak", {128, 128, 128 * gpus}, {128, 128, 128}, Scaling::weak},
+            {"128^3", {128, 128, 128}, {128, 128, 128}, Scaling::strong},
+            {"256^3", {256, 256, 256}, {256, 256, 256}, Scaling::strong}};
+}
+
+// ---------------------------------------------------------------------------------------
+// Timing
+// ---------------------------------------------------------------------------------------
+
+/// A solve to convergence, then the time per iteration on this rank (time_per_iteration()).
+struct CgTiming {
+    SolveOutcome full;      ///< the solve to convergence
+    double ms = 0;          ///< median of the timed solves
+    int timed_iterations = 0;
+    double compute_ms = 0;  ///< the same iterations, no communication
+    double us_per_iter() const { return 1e3 * ms / std::max(1, timed_iterations); }
+};
+
+/// Iterations a timed solve runs at most: every iteration costs the same, so timing one
+/// does not need a whole solve.
+inline constexpr int kCgTimedIterations = 256;
+
+/// Fills `t`, whose solve to convergence is done: the median of `repeats` solves stopped
+/// after at most kCgTimedIterations iterations, and of as many with no communication.
+/// `solver` has solve(), stop_after(iterations) and compute_only(iterations). `world`: the
+/// ranks meet before each solve; null for a rank alone (the one-GPU baseline).
+template <class Solver>
+void time_per_iteration(Solver& solver, CgTiming& t, int repeats, const World* world) {
+    solver.stop_after(std::max(1, std::min(t.full.iterations, kCgTimedIterations)));
+    std::vector<double> times;
+    for (int i = 0; i < std::max(1, repeats); ++i) {
+        if (world) barrier(*world);
+        const SolveOutcome o = solver.solve();
+        times.push_back(o.ms);
+        t.timed_iterations = std::max(1, o.iterations);
+    }
+    t.ms = median_of(times);
+    solver.compute_only(t.timed_iterations);
+    std::vector<double> compute;
+    for (int i = 0; i < std::max(1, repeats); ++i) {
+        if (world) barrier(*world);
+        compute.push_back(solver.solve().ms);
+    }
+    t.compute_ms = median_of(compute);
+}
+
+/// Lessons 4 and 5's check of a solve to convergence whose `residual` is the true one,
+/// ||b - A x|| / ||b||: "" when it converged and that is at most 1e-5 (the stopping rule is
+/// 1e-6 on the residual the iteration carries). The same verdict on every rank: its values
+/// are sums over the GPUs.
+inline std::string cg_verdict(const SolveOutcome& full) {
+    if (!full.converged) return "did not converge in " + std::to_string(full.iterations) + " iterations";
+    if (!(full.residual <= 1e-5)) return "true residual ||b - A x|| / ||b|| = " + std::to_string(full.residual);
+    return "";
+}
+
+// ---------------------------------------------------------------------------------------
+// One rank's share of the system
+// ---------------------------------------------------------------------------------------
+
+/// One rank's share of a CG lesson's system, on its GPU: its rows of the matrix (generated
+/// here: no rank holds the whole matrix) with local columns and their halo plan
+/// (multigpu_halo.hpp), 1 / A_ii and b. The ranks of a solve make their shares together
+/// (they exchange the halo lists).
+struct CgShare {
+    CgCall call;
+    RowPartition part;
+    HaloPlan plan;
+    int rows = 0;
+    DeviceBuffer<int> row_ptr, col;
+    DeviceBuffer<float> val, dinv, b;
+
+    explicit CgShare(const CgCall& c) : call(c), part(c.problem.rows(), c.ranks.parts) {
+        const CgProblem& pr = c.problem;
+        if (pr.rows() < 1) throw Unsupported("the grid needs at least one node");
+        const CsrRows mine =
+            diffusion_27pt_rows(pr.nx, pr.ny, pr.nz, part.begin(c.ranks.rank), part.end(c.ranks.rank), pr.seed);
+        plan = discover_halo(c.ranks.rank, part, mine.row_ptr, mine.col_idx, mine.values);
+        if (c.ranks.parts > 1) exchange_halo_lists(*detail::current_world(), plan);
+        rows = static_cast<int>(plan.rows);
+        row_ptr = DeviceBuffer<int>(plan.row_ptr);
+        col = DeviceBuffer<int>(plan.col_idx);
+        val = DeviceBuffer<float>(plan.values);
+        dinv = DeviceBuffer<float>(inverse_diagonal(mine));
+        b = DeviceBuffer<float>(cg_rhs_rows(mine, pr.seed));
+    }
+
+    /// The whole x, whose rows of this rank are at `x` (device), on every rank (collective
+    /// over the ranks of the solve).
+    std::vector<double> gather_x(const float* x) const {
+        std::vector<float> mine(static_cast<size_t>(rows));
+        if (rows) TUT_CUDA(cudaMemcpy(mine.data(), x, mine.size() * sizeof(float), cudaMemcpyDeviceToHost));
+        std::vector<float> all(static_cast<size_t>(part.n));
+        if (call.ranks.parts == 1) {
+            all = mine;
+        } else {
+            const World& w = *detail::current_world();
+            collective(w, "MPI_Allgatherv of the whole x");
+            std::vector<int> counts(size_t(w.size)), displs(size_t(w.size));
+            for (int q = 0; q < w.size; ++q) {
+                counts[q] = static_cast<int>(part.rows(q));
+                displs[q] = static_cast<int>(part.begin(q));
+            }
+            TUT_MPI(MPI_Allgatherv(mine.data(), rows, MPI_FLOAT, all.data(), counts.data(), displs.data(), MPI_FLOAT, w.comm));
+        }
+        return std::vector<double>(all.begin(), all.end());
+    }
+};
+
+// ---------------------------------------------------------------------------------------
+// Lessons 4 and 5's solver on one rank
+// ---------------------------------------------------------------------------------------
+
+namespace detail {
+
+/// z = D^-1 r and this GPU's parts of r . r, r . z, b . b (into rr, rz_new, bb).
+template <class Scalars, auto block_add>
+__global__ void init_kernel(int rows, const float* __restrict__ r, float* __restrict__ z, const float* __restrict__ dinv,
+                            const float* __restrict__ b, Scalars* s) {
+    double rr = 0.0, rz = 0.0, bb = 0.0;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += gridDim.x * blockDim.x) {
+        const float zi = dinv[i] * r[i];
+        z[i] = zi;
+        rr += double(r[i]) * r[i];
+        rz += double(r[i]) * zi;
+        bb += double(b[i]) * b[i];
+    }
+    block_add(rr, &s->rr);
+    block_add(rz, &s->rz_new);
+    block_add(bb, &s->bb);
+}
+
+/// After the sums: the threshold, and done when b (so r) is already small enough.
+template <class Scalars>
+__global__ void finish_init_kernel(Scalars* s, double tol) {
+    s->threshold = tol * tol * s->bb;
+    s->done = s->rr <= s->threshold ? 1 : 0;
+}
+
+/// This GPU's parts of ||b - q||^2 and ||b||^2 (q = A x), into out[0], out[1].
+template <auto block_add>
+__global__ void residual_kernel(int rows, const float* __restrict__ b, const float* __restrict__ q, double* out) {
+    double rr = 0.0, bb = 0.0;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += gridDim.x * blockDim.x) {
+        const double d = double(b[i]) - double(q[i]);
+        rr += d * d;
+        bb += double(b[i]) * b[i];
+    }
+    block_add(rr, out);
+    block_add(bb, out + 1);
+}
+
+}  // namespace detail
+
+/// One rank's share of lessons 4 and 5's solve, around the lesson's own pieces: its scalars
+/// (Scalars: pq, then rr, rz_new and bb side by side, threshold, done, breakdown,
+/// iterations), its halo buffers (Halo: the plan, send_rows, send), its block size and
+/// block_add, its kernels and its communication. A lesson derives its variants from it:
+/// start_solve(), spmv(), iteration() and run_batch() are theirs to change.
+template <class Scalars, class Halo, int kThreads, auto block_add, auto spmv_dot_kernel, auto update_kernel,
+          auto direction_kernel, auto exchange_halo, auto sum_over_gpus>
+struct CgRank : CgShare {
+    DeviceBuffer<float> x, r, z, p, q, send;  // x and p with room for the halo (the SpMV reads p through it)
+    DeviceBuffer<int> send_rows;
+    DeviceBuffer<Scalars> scalars, scratch;
+    DeviceBuffer<double> sums;
+    Scalars* host = nullptr;  // pinned
+    Halo halo{};
+    int grid = 0;
+    cudaEvent_t start, stop;
+
+    explicit CgRank(const CgCall& c) : CgShare(c) {
+        x = DeviceBuffer<float>(length_with_halo());
+        p = DeviceBuffer<float>(length_with_halo());
+        for (auto* v : {&r, &z, &q}) *v = DeviceBuffer<float>(size_t(std::max(rows, 1)));
+        send_rows = DeviceBuffer<int>(plan.send_rows);
+        send = DeviceBuffer<float>(plan.send_rows.size());
+        scalars = DeviceBuffer<Scalars>(1);
+        scratch = DeviceBuffer<Scalars>(1);
+        sums = DeviceBuffer<double>(2);
+        TUT_CUDA(cudaMallocHost(&host, sizeof(Scalars)));
+        halo = {&plan, send_rows.get(), send.get()};
+        grid = 4 * sm_count();
+        TUT_CUDA(cudaEventCreate(&start));
+        TUT_CUDA(cudaEventCreate(&stop));
+    }
+    virtual ~CgRank() {
+        cudaFreeHost(host);
+        cudaEventDestroy(start);
+        cudaEventDestroy(stop);
+    }
+    CgRank(const CgRank&) = delete;
+    CgRank& operator=(const CgRank&) = delete;
+
+    /// Elements of a vector with room for the halo after the own rows.
+    size_t length_with_halo() const { return size_t(std::max<long long>(plan.local_size(), 1)); }
+    bool distributed(bool communicate) const { return communicate && call.ranks.parts > 1; }
+
+    /// x = 0, r = b, z = D^-1 r, p = z; rr, rz and bb summed over the GPUs; the threshold.
+    virtual void start_solve(bool communicate) {
+        const cudaStream_t s = call.ranks.stream;
+        TUT_CUDA(cudaMemsetAsync(x.get(), 0, x.bytes(), s));
+        TUT_CUDA(cudaMemsetAsync(p.get(), 0, p.bytes(), s));
+        TUT_CUDA(cudaMemsetAsync(scalars.get(), 0, sizeof(Scalars), s));
+        if (rows == 0) return finish_start(communicate);
+        TUT_CUDA(cudaMemcpyAsync(r.get(), b.get(), size_t(rows) * sizeof(float), cudaMemcpyDeviceToDevice, s));
+        detail::init_kernel<Scalars, block_add><<<grid, kThreads, 0, s>>>(rows, r.get(), z.get(), dinv.get(), b.get(),
+                                                                         scalars.get());
+        TUT_LAUNCH("init_kernel");
+        TUT_CUDA(cudaMemcpyAsync(p.get(), z.get(), size_t(rows) * sizeof(float), cudaMemcpyDeviceToDevice, s));
+        finish_start(communicate);
+    }
+    void finish_start(bool communicate) {
+        if (distributed(communicate)) sum_over_gpus(&scalars.get()->rr, 3, call.ranks);
+        detail::finish_init_kernel<<<1, 1, 0, call.ranks.stream>>>(scalars.get(), call.tolerance);
+        TUT_LAUNCH("finish_init_kernel");
+    }
+
+    /// The halo of p, then q = A p with p . q.
+    virtual void spmv(bool communicate, bool stop_test) {
+        if (distributed(communicate)) exchange_halo(halo, p.get(), call.ranks);
+        spmv_dot_kernel<<<grid, kThreads, 0, call.ranks.stream>>>(rows, row_ptr.get(), col.get(), val.get(), p.get(),
+                                                                 q.get(), scalars.get(), stop_test);
+        TUT_LAUNCH("spmv_dot_kernel");
+    }
+
+    /// One iteration: the halo of p, q = A p with p.q, its sum; the update with r.r and r.z,
+    /// their sums; the stopping test and the new direction.
+    virtual void iteration(bool communicate, bool stop_test) {
+        const cudaStream_t s = call.ranks.stream;
+        spmv(communicate, stop_test);
+        if (distributed(communicate)) sum_over_gpus(&scalars.get()->pq, 1, call.ranks);
+        update_kernel<<<grid, kThreads, 0, s>>>(rows, x.get(), r.get(), z.get(), p.get(), q.get(), dinv.get(),
+                                                scalars.get(), stop_test);
+        TUT_LAUNCH("update_kernel");
+        if (distributed(communicate)) sum_over_gpus(&scalars.get()->rr, 2, call.ranks);
+        direction_kernel<<<grid, kThreads, 0, s>>>(rows, p.get(), z.get(), scalars.get(), stop_test);
+        TUT_LAUNCH("direction_kernel");
+    }
+
+    /// `count` iterations with communication and the stopping test, between two looks at the
+    /// scalars; the second argument names the solve, for progress lines.
+    virtual void run_batch(int count, const std::string& /*who*/) {
+        for (int i = 0; i < count; ++i) iteration(true, true);
+    }
+
+    /// A whole solve, iterations in batches of 8 between looks at the scalars; or, with
+    /// call.compute_only, call.fixed_iterations iterations without communication.
+    SolveOutcome solve() {
+        const cudaStream_t s = call.ranks.stream;
+        SolveOutcome out;
+        const bool communicate = !call.compute_only;
+        TUT_CUDA(cudaEventRecord(start, s));
+        start_solve(communicate);
+        const int batch = 8;
+        const std::string who = call.variant + ", " + call.problem.label() + ", rank " + std::to_string(call.ranks.rank) +
+                                " of " + std::to_string(call.ranks.parts);
+        if (call.compute_only) {
+            progress_detail(who + ": " + std::to_string(call.fixed_iterations) + " iterations, compute only");
+            for (int i = 0; i < call.fixed_iterations; ++i) iteration(false, false);
+        } else {
+            for (int launched = 0; launched < call.max_iterations; launched += batch) {
+                run_batch(batch, who);
+                TUT_CUDA(cudaMemcpyAsync(host, scalars.get(), sizeof(Scalars), cudaMemcpyDeviceToHost, s));
+                progress_detail(who + ", iterations " + std::to_string(launched + 1) + " to " +
+                                std::to_string(launched + batch) + " on the GPU");
+                TUT_CUDA(cudaStreamSynchronize(s));
+                bool done = host->done != 0;
+                // Every rank must stop after the same batch: one that stopped alone would leave
+                // the others waiting in their next collective. A disagreement throws on every rank.
+                if (distributed(true)) done = agree_on_stop(*detail::current_world(), done, launched + batch, "CG, " + who);
+                if (done) break;
+            }
+        }
+        TUT_CUDA(cudaEventRecord(stop, s));
+        TUT_CUDA(cudaMemcpyAsync(host, scalars.get(), sizeof(Scalars), cudaMemcpyDeviceToHost, s));
+        TUT_CUDA(cudaStreamSynchronize(s));
+        float ms = 0;
+        TUT_CUDA(cudaEventElapsedTime(&ms, start, stop));
+        out.ms = ms;
+        out.iterations = call.compute_only ? call.fixed_iterations : host->iterations;
+        out.converged = host->done && !host->breakdown;
+        out.residual = host->bb > 0 ? std::sqrt(std::max(0.0, host->rr) / host->bb) : 0.0;
+        return out;
+    }
+
+    /// ||b - A x|| / ||b|| in double over the whole system (x's halo exchanged first).
+    double true_residual() {
+        const cudaStream_t s = call.ranks.stream;
+        if (distributed(true)) exchange_halo(halo, x.get(), call.ranks);
+        TUT_CUDA(cudaMemsetAsync(scratch.get(), 0, sizeof(Scalars), s));
+        TUT_CUDA(cudaMemsetAsync(sums.get(), 0, 2 * sizeof(double), s));
+        if (rows > 0) {
+            spmv_dot_kernel<<<grid, kThreads, 0, s>>>(rows, row_ptr.get(), col.get(), val.get(), x.get(), q.get(),
+                                                      scratch.get(), false);
+            TUT_LAUNCH("spmv_dot_kernel");
+            detail::residual_kernel<block_add><<<grid, kThreads, 0, s>>>(rows, b.get(), q.get(), sums.get());
+            TUT_LAUNCH("residual_kernel");
+        }
+        if (distributed(true)) sum_over_gpus(sums.get(), 2, call.ranks);
+        double h[2];
+        TUT_CUDA(cudaMemcpyAsync(h, sums.get(), sizeof h, cudaMemcpyDeviceToHost, s));
+        TUT_CUDA(cudaStreamSynchronize(s));
+        return h[1] > 0 ? std::sqrt(h[0] / h[1]) : std::sqrt(h[0]);
+    }
+
+    /// The whole x, on every rank.
+    std::vector<double> gather_x() const { return CgShare::gather_x(x.get()); }
+
+    /// What time_per_iteration() changes; time() restores the call.
+    void stop_after(int iterations) { call.max_iterations = iterations; }
+    void compute_only(int iterations) {
+        call.compute_only = true;
+        call.fixed_iterations = iterations;
+    }
+
+    /// A solve to convergence with its true residual, then the time per iteration; the call
+    /// as it was after: one system serves every variant.
+    CgTiming time(int repeats, const World* world) {
+        const CgCall as_given = call;
+        CgTiming t;
+        t.full = solve();
+        t.full.residual = true_residual();
+        time_per_iteration(*this, t, repeats, world);
+        call = as_given;
+        return t;
+    }
+};
+
+/// Rank 0's one-GPU baseline in lessons 4 and 5: `variant` on `grid`, this GPU alone, on a
+/// one-rank communicator (Communicator::single(): the same code path as on several GPUs).
+/// Its time per iteration.
+template <class Rank, class Communicator>
+double one_gpu_us_per_iter(CgCall c, const CgProblem& grid, const std::string& variant, int repeats) {
+    Communicator alone = Communicator::single();
+    c.ranks = {0, 1, alone.comm, c.ranks.stream};
+    c.problem = grid;
+    c.variant = variant;
+    Rank one_gpu(c);
+    return one_gpu.time(repeats, nullptr).us_per_iter();
+}
+
+// ---------------------------------------------------------------------------------------
+// main()'s bench: measurements, the one-GPU yardstick, records and table
+// ---------------------------------------------------------------------------------------
+
+/// What a CG lesson is called and what it reports.
+struct CgLesson {
+    std::string name;                   ///< "04_cg": records, NVTX ranges, progress lines
+    std::string program;                ///< "cg": the program, in --json's warnings
+    std::vector<std::string> variants;  ///< in the table's order; a lesson of one names it in no line
+    bool true_residual = true;          ///< lessons 4, 5: the residual reported is ||b - A x|| / ||b|| (and the
+                                        ///< records name one_gpu_rows); lesson 6: the iteration's own
+};
+
+/// The CG lessons' bench, on every rank: the problems --problem chose, the calls that solve
+/// them, each grid's measurement (made once per grid and variant: on one GPU the weak
+/// problem is 128^3), the one-GPU yardstick (once per one-GPU grid), the records and the
+/// table. `Timing`: what a lesson's measurement holds (a CgTiming, or more).
+template <class Timing = CgTiming>
+class CgBench {
+  public:
+    CgBench(const World& w, CgLesson lesson, const CgOptions& options, cudaStream_t stream)
+        : w_(w), lesson_(std::move(lesson)), options_(options), stream_(stream), table_(columns()) {}
+
+    std::vector<CgScalingProblem> problems() const {
+        std::vector<CgScalingProblem> out;
+        for (const CgScalingProblem& pb : cg_problems(w_.size, options_.small))
+            if (chosen(options_.problems, pb.name)) out.push_back(pb);
+        return out;
+    }
+    /// Whether --variant lets `variant` run.
+    bool runs(const std::string& variant) const { return options_.run.variant.empty() || variant == options_.run.variant; }
+
+    /// The call that solves `pb` with `variant` on every rank of the job.
+    CgCall call(const CgScalingProblem& pb, const std::string& variant, void* nccl_comm) const {
+        CgCall c;
+        c.ranks = {w_.rank, w_.size, nccl_comm, stream_};
+        c.problem = pb.grid;
+        c.variant = variant;
+        c.max_iterations = options_.max_iterations;
+        return c;
+    }
+
+    /// `variant` on `pb`, measured by measure() at the first call for its grid and variant:
+    /// prepare() readies the solver, then measure() runs inside an NVTX range named
+    /// track/lesson/variant/problem.
+    template <class Prepare, class Measure>
+    Timing time(const CgScalingProblem& pb, const std::string& variant, Prepare&& prepare, Measure&& measure) {
+        const bool named = lesson_.variants.size() > 1;
+        const std::string key = pb.grid.label() + (named ? " / " + variant : "");
+        progress(lesson_.name + ": " + pb.name + " (" + key + ") on " + std::to_string(w_.size) + " GPU(s)");
+        if (!measured_.count(key)) {
+            prepare();
+            NvtxRange range(std::string(kTrack) + "/" + lesson_.name + "/" + (named ? variant + "/" : "") + pb.name);
+            measured_[key] = measure();
+        }
+        return measured_[key];
+    }
+    template <class Measure>
+    Timing time(const CgScalingProblem& pb, const std::string& variant, Measure&& measure) {
+        return time(pb, variant, [] {}, std::forward<Measure>(measure));
+    }
+
+    /// Runs `verdict` (which returns what is wrong, "" for nothing) unless --no-check or
+    /// --profile; what it finds is thrown, after `what`. Every rank comes to the same verdict
+    /// (it judges sums over the GPUs), so every rank throws.
+    template <class Verdict>
+    void check(const std::string& what, Verdict&& verdict) const {
+        if (!options_.run.check()) return;
+        if (const std::string wrong = verdict(); !wrong.empty()) throw CudaError(what + ": " + wrong);
+    }
+
+    /// The record and the table row of `variant` on `pb`, per iteration, with the times of
+    /// the slowest rank. On one GPU a measurement that is the lesson's yardstick is its own
+    /// one-GPU time; otherwise measure_one_gpu() gives it, on rank 0 alone while the others
+    /// wait, once per one-GPU grid.
+    template <class MeasureOneGpu>
+    void record(const CgScalingProblem& pb, const std::string& variant, const CgTiming& t, bool yardstick,
+                MeasureOneGpu&& measure_one_gpu) {
+        const double ms = max_over_ranks(w_, t.ms);
+        const double compute = max_over_ranks(w_, t.compute_ms);
+        const int it = t.timed_iterations;  // timed; t.full.iterations to converge
+        // Per iteration: iteration counts differ a little with the order of the sums.
+        const double us = 1e3 * ms / it;
+        double us1 = 0;
+        if (w_.size == 1 && yardstick) {
+            us1 = us;
+        } else if (one_gpu_us_.count(pb.one_gpu.label())) {
+            us1 = one_gpu_us_[pb.one_gpu.label()];
+        } else {
+            const std::string what = lesson_.name + ": the one-GPU baseline, " + pb.one_gpu.label();
+            progress(what + (w_.rank == 0 ? "" : " (rank 0 alone; this rank waits for its result)"));
+            if (w_.rank == 0) {
+                RankLocal alone_section(what);  // no collective may start in here
+                us1 = measure_one_gpu();
+            }
+            TUT_MPI(MPI_Bcast(&us1, 1, MPI_DOUBLE, 0, w_.comm));
+        }
+        one_gpu_us_[pb.one_gpu.label()] = us1;
+        const double bytes = cg_floor_bytes(pb.grid.rows(), 27 * pb.grid.rows()) * it;
+        Record r = make_record(lesson_.name, variant, pb.name, w_.size);
+        r.value = bytes / (ms * 1e-3) * 1e-9;
+        r.unit = "GB/s";
+        r.time_ms = ms;
+        const double one_gpu_gbs = cg_floor_bytes(pb.one_gpu.rows(), 27 * pb.one_gpu.rows()) / (us1 * 1e-6) * 1e-9;
+        r.library = fmt("the same lesson on 1 GPU, x %d", w_.size);
+        r.library_value = w_.size * one_gpu_gbs;
+        r.peak = fmt("DRAM peak x %d", w_.size);
+        r.peak_value = device_facts(w_.device).dram_peak_gbs * w_.size;
+        r.checked = true;
+        r.extra.add("problem", pb.grid.label());
+        r.extra.add("rows", pb.grid.rows());
+        if (lesson_.true_residual) r.extra.add("one_gpu_rows", double(pb.one_gpu.rows()));
+        r.extra.add("iterations", t.full.iterations);
+        r.extra.add("timed_iterations", it);
+        r.extra.add("converged", t.full.converged);
+        r.extra.add(lesson_.true_residual ? "true_residual" : "residual", t.full.residual);
+        r.extra.add("us_per_iter", us);
+        r.extra.add("compute_us_per_iter", 1e3 * compute / it);
+        r.extra.add("comm_us_per_iter", us - 1e3 * compute / it);
+        r.extra.add("one_gpu_us_per_iter", us1);
+        add_scaling(r, pb.scaling, us1 * 1e-3, us * 1e-3, w_.size);  // per iteration
+        if (!w_.root()) return;
+        append_record(lesson_.program.c_str(), options_.run.json, r);
+        std::vector<std::string> row{pb.name + " (" + pb.grid.label() + ")"};
+        if (lesson_.variants.size() > 1) row.push_back(variant);
+        row.insert(row.end(), {std::to_string(t.full.iterations), fmt("%.1f", ms), fmt("%.0f", us),
+                               fmt("%.0f", 1e3 * compute / it), fmt("%.0f", us - 1e3 * compute / it),
+                               fmt("%.1e", t.full.residual), fmt("%.0f", us1),
+                               fmt("%.2fx", speedup(pb.scaling, us1, us, w_.size)), percent(r.ratio_to_library())});
+        table_.add_row(row);
+    }
+
+    /// Rank 0 prints a blank line, `caption` and the table.
+    void print(const std::string& caption) const {
+        if (!w_.root()) return;
+        std::printf("\n%s\n", caption.c_str());
+        table_.print();
+    }
+
+  private:
+    std::vector<std::string> columns() const {
+        std::vector<std::string> c{"problem"};
+        if (lesson_.variants.size() > 1) c.push_back("variant");
+        for (const char* name : {"iterations", "ms", "us/iter", "compute", "comm"}) c.push_back(name);
+        c.push_back(lesson_.true_residual ? "true residual" : "residual");
+        for (const char* name : {"1 GPU us/iter", "speedup", "efficiency"}) c.push_back(name);
+        return c;
+    }
+
+    const World& w_;
+    CgLesson lesson_;
+    const CgOptions& options_;
+    cudaStream_t stream_;
+    Table table_;
+    std::map<std::string, Timing> measured_;    // per grid (and variant)
+    std::map<std::string, double> one_gpu_us_;  // per one-GPU grid
+};
+
+}  // namespace tut::mg
+
+#endif  // __CUDACC__

@@ -57,6 +57,7 @@ struct JorCall {
     int max_iterations = 1000;
     uint64_t seed = 2015;
     bool want_x = false;  ///< fill SolveOutcome::x
+    int warps_per_row = 0;  ///< of the sweep: 1, 2 or 4; 0: chosen from this GPU's rows and the warps it holds at once
 };
 
 // ---------------------------------------------------------------------------------------

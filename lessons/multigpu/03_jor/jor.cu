@@ -11,9 +11,10 @@
 // Run:  mpirun -np 2 ./jor              (N = 16384 and 32768, float and double)
 //
 // In this file:
-//   sweep_kernel   one warp per row of this GPU's block: the row times the whole x, read
-//                  block by block from the gathered vector, the new x_j and the stopping
-//                  test's maxima
+//   sweep_kernel   one warp per row of this GPU's block (or 2 or 4 warps of a block per
+//                  row, when one warp per row would not fill the GPU several times over:
+//                  sweep_warps_per_row): the row times the whole x, read block by block
+//                  from the gathered vector, the new x_j and the stopping test's maxima
 //   share          after a sweep: every GPU gets every block of x and the test's values  (the exercise)
 //   variants "allgather + allreduce" and "one allgather", for float and double
 //
@@ -24,6 +25,7 @@
 #include "tut/check.hpp"
 #include "tut/cli.hpp"
 #include "tut/device_facts.hpp"
+#include "tut/gpu.hpp"
 #include "tut/jor.hpp"
 #include "tut/lesson.hpp"
 #include "tut/multigpu.hpp"
@@ -46,8 +48,14 @@
 
 namespace lesson {
 
-constexpr int kThreads = 256;       // threads per block: 8 warps, 8 rows
+constexpr int kThreads = 256;       // threads per block: 8 warps, 8 rows (8 / kSplit with kSplit warps per row)
 constexpr int kWarp = 32;
+/// Blocks per SM the sweep is compiled for (the __launch_bounds__ minimum): in float every
+/// thread slot (2048 threads on an H100, at most 32 registers each), in double three
+/// quarters of them (at most 40 registers), which the four loads of A in flight per lane
+/// need. The same for any number of warps per row, so splitting a row keeps the occupancy.
+template <class T>
+constexpr int kBlocksPerSm = sizeof(T) == 4 ? tut::kMaxThreadsPerSm / kThreads : tut::kMaxThreadsPerSm / kThreads * 3 / 4;
 constexpr int kMaxParts = 64;
 constexpr long long kStats = 4;     // after each block of x: max |dx|, max |x|, any non-finite, (padding)
 
@@ -71,35 +79,57 @@ __device__ void atomic_max_nonnegative(double* at, double v) {
 }
 
 /// One sweep over this GPU's rows: x_new_j = x_j + a (b_j - A_j x) / A_jj for local row j
-/// (global row rank's begin + j), one warp per row. x is the gathered vector: block q of
-/// x (rows blocks.begin[q] ..) sits at xg + q * stride, so the row is read block by block.
+/// (global row rank's begin + j). x is the gathered vector: block q of x (rows
+/// blocks.begin[q] ..) sits at xg + q * stride, so the row is read block by block.
+/// One warp per row reads the row in steps of 4 x 32 elements, four loads of A in flight per
+/// lane. With kSplit warps per row (2 or 4, in one block) warp w of the block takes row
+/// w / kSplit of the block's rows and every kSplit-th step, from step w % kSplit: the row's
+/// warps together read kSplit consecutive steps at a time, each warp a kSplit-th of the row,
+/// and their sums meet in shared memory, in a fixed order. kSplit = 1: one warp per row, no
+/// shared memory, no barrier.
 /// Writes the new x_j into `x_next` (this GPU's block of the next gathered vector) and
 /// raises stats[0] = max |x_new - x|, stats[1] = max |x_new|, stats[2] = 1 on a non-finite x.
-template <class T>
-__global__ void sweep_kernel(const T* __restrict__ A, const T* __restrict__ b, const T* __restrict__ xg, long long stride,
+template <class T, int kSplit>
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm<T>) sweep_kernel(const T* __restrict__ A, const T* __restrict__ b, const T* __restrict__ xg, long long stride,
                              Blocks blocks, int rank, long long rows, long long n, T alpha, T* __restrict__ x_next,
                              T* __restrict__ stats) {
-    const long long j = (long long)blockIdx.x * (kThreads / kWarp) + threadIdx.x / kWarp;
-    const int lane = threadIdx.x % kWarp;
-    if (j >= rows) return;
+    static_assert(kSplit >= 1 && (kThreads / kWarp) % kSplit == 0, "a row's warps must be in one block");
+    constexpr int kRowsPerBlock = kThreads / kWarp / kSplit;
+    const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+    const int piece = warp % kSplit;
+    const long long j = (long long)blockIdx.x * kRowsPerBlock + warp / kSplit;
+    if (kSplit == 1 && j >= rows) return;  // with kSplit > 1 every warp must reach the barrier
     const T* row = A + j * n;
     T acc = 0;
-    for (int q = 0; q < blocks.parts; ++q) {
-        const T* a = row + blocks.begin[q];
-        const T* x = xg + q * stride;
-        const long long len = blocks.begin[q + 1] - blocks.begin[q];
-        long long k = lane;
-        T s0 = 0, s1 = 0, s2 = 0, s3 = 0;  // four loads of A in flight per lane
-        for (; k + 3 * kWarp < len; k += 4 * kWarp) {
-            s0 += a[k] * x[k];
-            s1 += a[k + kWarp] * x[k + kWarp];
-            s2 += a[k + 2 * kWarp] * x[k + 2 * kWarp];
-            s3 += a[k + 3 * kWarp] * x[k + 3 * kWarp];
+    if (j < rows) {
+        for (int q = 0; q < blocks.parts; ++q) {
+            const T* a = row + blocks.begin[q];
+            const T* x = xg + q * stride;
+            const int len = int(blocks.begin[q + 1] - blocks.begin[q]);  // N <= 2^19 (tut::jor::kMaxN)
+            int k = piece * 4 * kWarp + lane;
+            T s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            for (; k + 3 * kWarp < len; k += kSplit * 4 * kWarp) {
+                // Four loads of A (and of x) in flight per lane: all issued before the first is used.
+                const T a0 = a[k], a1 = a[k + kWarp], a2 = a[k + 2 * kWarp], a3 = a[k + 3 * kWarp];
+                const T x0 = x[k], x1 = x[k + kWarp], x2 = x[k + 2 * kWarp], x3 = x[k + 3 * kWarp];
+                s0 += a0 * x0;
+                s1 += a1 * x1;
+                s2 += a2 * x2;
+                s3 += a3 * x3;
+            }
+            // The last, partial step is the one warp's whose turn it is; the others' k is past len.
+            for (; k < len; k += kWarp) s0 += a[k] * x[k];
+            acc += (s0 + s1) + (s2 + s3);
         }
-        for (; k < len; k += kWarp) s0 += a[k] * x[k];
-        acc += (s0 + s1) + (s2 + s3);
+        acc = warp_sum(acc);
     }
-    acc = warp_sum(acc);
+    if constexpr (kSplit > 1) {
+        __shared__ T partial[kThreads / kWarp];
+        if (lane == 0) partial[warp] = acc;
+        __syncthreads();
+        if (piece != 0 || j >= rows) return;
+        for (int p = 1; p < kSplit; ++p) acc += partial[warp + p];
+    }
     if (lane == 0) {
         const long long global = blocks.begin[rank] + j;
         const T xj = xg[rank * stride + j];
@@ -108,6 +138,46 @@ __global__ void sweep_kernel(const T* __restrict__ A, const T* __restrict__ b, c
         atomic_max_nonnegative(stats + 0, fabs(xn - xj));
         atomic_max_nonnegative(stats + 1, fabs(xn));
         if (!isfinite(xn)) stats[2] = T(1);
+    }
+}
+
+/// Warps that share a row in this GPU's sweep: 1 while one warp per row gives the grid at
+/// least kWaves waves of the warps the GPU holds at once (so that the warps that end last
+/// are a small part of the sweep); else 2, or 4, whichever first gives kWaves waves (4 at
+/// most). `forced` (1, 2 or 4) overrides the choice; 0 leaves it to the rule.
+constexpr int kWaves = 3;
+template <class T>
+int sweep_warps_per_row(long long rows, int forced) {
+    if (forced != 0) {
+        if (forced != 1 && forced != 2 && forced != 4) throw tut::Unsupported("warps per row: 1, 2 or 4");
+        return forced;
+    }
+    int device = 0, sms = 0, per_sm = 0;
+    TUT_CUDA(cudaGetDevice(&device));
+    TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    TUT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sweep_kernel<T, 1>, kThreads, 0));
+    const long long resident = 1ll * per_sm * sms * (kThreads / kWarp);  // warps the GPU holds at once
+    for (int k : {1, 2})
+        if (rows * k >= kWaves * resident) return k;
+    return 4;
+}
+
+/// Launches the sweep over `rows` rows with `split` warps per row (1, 2 or 4) on `s`.
+template <class T>
+void sweep(int split, const T* A, const T* b, const T* xg, long long stride, const Blocks& blocks, int rank,
+           long long rows, long long n, T alpha, T* x_next, T* stats, cudaStream_t s) {
+    if (rows <= 0) return;
+    auto launch = [&](auto kernel, int rows_per_block) {
+        const unsigned grid = unsigned((rows + rows_per_block - 1) / rows_per_block);
+        kernel<<<grid, kThreads, 0, s>>>(A, b, xg, stride, blocks, rank, rows, n, alpha, x_next, stats);
+        TUT_LAUNCH("sweep_kernel");
+    };
+    constexpr int kWarps = kThreads / kWarp;
+    switch (split) {
+        case 1: return launch(sweep_kernel<T, 1>, kWarps);
+        case 2: return launch(sweep_kernel<T, 2>, kWarps / 2);
+        case 4: return launch(sweep_kernel<T, 4>, kWarps / 4);
+        default: throw tut::Unsupported("warps per row: 1, 2 or 4");
     }
 }
 
@@ -189,6 +259,7 @@ struct Jor {
     tut::mg::AlignedChunks part;
     lesson::Blocks blocks{};
     long long rows, stride;
+    int warps_per_row = 1;  // of the sweep: lesson::sweep_warps_per_row of this GPU's rows
     tut::DeviceBuffer<T> A, b, xg[2], stats;
     T* host_stats = nullptr;  // pinned: the values of every block after a sweep
     cudaEvent_t start, begun, swept, shared, stop;  // the solve's start and end; one iteration's three marks
@@ -210,6 +281,7 @@ struct Jor {
         b = tut::DeviceBuffer<T>(size_t(std::max<long long>(rows, 1)));
         for (auto& x : xg) x = tut::DeviceBuffer<T>(size_t(stride * c.ranks.parts));
         stats = tut::DeviceBuffer<T>(3);
+        warps_per_row = lesson::sweep_warps_per_row<T>(rows, c.warps_per_row);
         TUT_CUDA(cudaMallocHost(&host_stats, sizeof(T) * kStats * c.ranks.parts));
         if (rows > 0) {
             generate_rows<T><<<unsigned(rows), lesson::kThreads, 0, c.ranks.stream>>>(A.get(), b.get(), part.begin(c.ranks.rank),
@@ -238,13 +310,8 @@ struct Jor {
                                 ? next + call.ranks.rank * stride + (stride - kStats) : stats.get();
             TUT_CUDA(cudaEventRecord(begun, s));
             TUT_CUDA(cudaMemsetAsync(mine_stats, 0, 3 * sizeof(T), s));
-            const unsigned grid = unsigned((rows + 7) / 8);
-            if (rows > 0) {
-                lesson::sweep_kernel<T><<<grid, lesson::kThreads, 0, s>>>(A.get(), b.get(), xg[cur].get(), stride, blocks,
-                                                                          call.ranks.rank, rows, call.n, T(tut::jor::kAlpha),
-                                                                          next + call.ranks.rank * stride, mine_stats);
-                TUT_LAUNCH("sweep_kernel");
-            }
+            lesson::sweep<T>(warps_per_row, A.get(), b.get(), xg[cur].get(), stride, blocks, call.ranks.rank, rows, call.n,
+                             T(tut::jor::kAlpha), next + call.ranks.rank * stride, mine_stats, s);
             TUT_CUDA(cudaEventRecord(swept, s));
             lesson::share<T>(call.ranks, call.sharing, next, stride, stats.get());
             TUT_CUDA(cudaEventRecord(shared, s));
@@ -345,11 +412,15 @@ tut::mg::SolveOutcome time_solves(Jor<T>& jor, const tut::mg::World* world, int 
 }
 
 // The one-GPU baseline: rank 0 alone, the whole system, the same code (one-rank NCCL
-// communicator). Its time, on every rank.
-template <class T>
-double one_gpu_ms(const tut::mg::World& w, long long n, tut::mg::JorSharing sharing, const tut::RunOptions& run,
-                  cudaStream_t stream) {
+// communicator). Its time and its sweep's warps per row, on every rank.
+struct OneGpu {
     double ms = 0;
+    int warps_per_row = 0;
+};
+template <class T>
+OneGpu one_gpu(const tut::mg::World& w, long long n, tut::mg::JorSharing sharing, int warps_per_row,
+               const tut::RunOptions& run, cudaStream_t stream) {
+    double got[2] = {0, 0};
     tut::mg::progress("03_jor: the one-GPU baseline at N = " + std::to_string(n) + " (rank 0 alone)");
     if (w.rank == 0) {
         tut::mg::RankLocal alone_section("03_jor: the one-GPU baseline at N = " + std::to_string(n));
@@ -360,11 +431,13 @@ double one_gpu_ms(const tut::mg::World& w, long long n, tut::mg::JorSharing shar
         c.sharing = sharing;
         c.tolerance = tut::jor::default_tolerance<T>();
         c.seed = uint64_t(run.seed);
+        c.warps_per_row = warps_per_row;
         Jor<T> jor(c);
-        ms = time_solves(jor, nullptr, run.repeats).ms;
+        got[0] = time_solves(jor, nullptr, run.repeats).ms;
+        got[1] = jor.warps_per_row;
     }
-    TUT_MPI(MPI_Bcast(&ms, 1, MPI_DOUBLE, 0, w.comm));
-    return ms;
+    TUT_MPI(MPI_Bcast(got, 2, MPI_DOUBLE, 0, w.comm));
+    return {got[0], int(got[1])};
 }
 
 /// One measurement of main()'s loop: an element type, a size, a way of sharing. check()
@@ -374,6 +447,7 @@ double one_gpu_ms(const tut::mg::World& w, long long n, tut::mg::JorSharing shar
 struct Measured {
     tut::mg::SolveOutcome o;
     double ms = 0, compute = 0, comm = 0, one_gpu_ms = 0;  // largest over the ranks
+    int warps_per_row = 0, one_gpu_warps_per_row = 0;       // of this rank's sweep; of the one-GPU sweep
 };
 struct Case {
     std::string variant;
@@ -385,7 +459,7 @@ struct Case {
 
 template <class T>
 Case make_case(const tut::mg::World& w, tut::mg::Nccl& nccl, cudaStream_t stream, long long n,
-               tut::mg::JorSharing sharing, const tut::RunOptions& run) {
+               tut::mg::JorSharing sharing, int warps_per_row, const tut::RunOptions& run) {
     Case k;
     k.variant = std::string(tut::jor::type_name<T>()) + ", " + tut::mg::jor_sharing_name(sharing);
     k.n = n;
@@ -397,6 +471,7 @@ Case make_case(const tut::mg::World& w, tut::mg::Nccl& nccl, cudaStream_t stream
     c.tolerance = tut::jor::default_tolerance<T>();
     c.seed = uint64_t(run.seed);
     c.want_x = run.check();
+    c.warps_per_row = warps_per_row;
     auto jor = std::make_shared<std::unique_ptr<Jor<T>>>();
     auto system = [jor, c]() -> Jor<T>& {
         if (!*jor) *jor = std::make_unique<Jor<T>>(c);
@@ -410,18 +485,21 @@ Case make_case(const tut::mg::World& w, tut::mg::Nccl& nccl, cudaStream_t stream
         return tut::mg::first_message(w, !o.converged ? "did not converge"
                                          : err > bound ? tut::fmt("max |x - x*| = %.3g > %.3g", err, bound) : "");
     };
-    k.time = [system, jor, &w, n, sharing, &run, stream, variant = k.variant]() {
+    k.time = [system, jor, &w, n, sharing, warps_per_row, &run, stream, variant = k.variant]() {
         Measured m;
         tut::mg::progress("03_jor: " + variant + ", N = " + std::to_string(n) + ": timed solves");
         {
             tut::NvtxRange range("multigpu/03_jor/" + variant);
             m.o = time_solves(system(), &w, run.repeats);
         }
+        m.warps_per_row = system().warps_per_row;
         jor->reset();  // free this size's A before the one-GPU baseline takes the whole of it
         m.ms = tut::mg::max_over_ranks(w, m.o.ms);
         m.compute = tut::mg::max_over_ranks(w, m.o.compute_ms);
         m.comm = tut::mg::max_over_ranks(w, m.o.comm_ms);
-        m.one_gpu_ms = w.size == 1 ? m.ms : one_gpu_ms<T>(w, n, sharing, run, stream);
+        const OneGpu one = w.size == 1 ? OneGpu{m.ms, m.warps_per_row} : one_gpu<T>(w, n, sharing, warps_per_row, run, stream);
+        m.one_gpu_ms = one.ms;
+        m.one_gpu_warps_per_row = one.warps_per_row;
         return m;
     };
     return k;
@@ -429,15 +507,16 @@ Case make_case(const tut::mg::World& w, tut::mg::Nccl& nccl, cudaStream_t stream
 
 /// Every measurement, in the table's order: float then double, each size, each way of sharing.
 std::vector<Case> cases(const tut::mg::World& w, tut::mg::Nccl& nccl, cudaStream_t stream,
-                        const std::vector<long long>& sizes, const std::string& type, const tut::RunOptions& run) {
+                        const std::vector<long long>& sizes, const std::string& type, int warps_per_row,
+                        const tut::RunOptions& run) {
     std::vector<Case> all;
     for (long long n : sizes)
         for (auto sharing : {tut::mg::JorSharing::two_collectives, tut::mg::JorSharing::one_collective}) {
-            if (type != "double") all.push_back(make_case<float>(w, nccl, stream, n, sharing, run));
+            if (type != "double") all.push_back(make_case<float>(w, nccl, stream, n, sharing, warps_per_row, run));
         }
     for (long long n : sizes)
         for (auto sharing : {tut::mg::JorSharing::two_collectives, tut::mg::JorSharing::one_collective}) {
-            if (type != "float") all.push_back(make_case<double>(w, nccl, stream, n, sharing, run));
+            if (type != "float") all.push_back(make_case<double>(w, nccl, stream, n, sharing, warps_per_row, run));
         }
     return all;
 }
@@ -447,17 +526,21 @@ std::vector<Case> cases(const tut::mg::World& w, tut::mg::Nccl& nccl, cudaStream
 int main(int argc, char** argv) {
     std::vector<long long> sizes{16384, 32768};
     std::string type = "all";
+    std::string warps = "auto";
     bool small = false;
     tut::RunOptions run;
     run.repeats = 5;
     tut::Cli cli("jor", "dense JOR with its rows split between GPUs: all-gather of x, the stopping test all-reduced");
     cli.add_int_list("sizes", &sizes, "N values", 1, tut::jor::kMaxN);
     cli.add_string("type", &type, "element type", {"float", "double", "all"});
+    cli.add_string("warps-per-row", &warps, "warps per row of the sweep, on every GPU and in the one-GPU baseline (auto: "
+                   "from the GPU's rows and the warps it holds at once)", {"auto", "1", "2", "4"});
     cli.add_flag("small", &small, "N = 1000 and 1001 only (quick runs, sanitizer)");
     tut::add_run_options(cli, run);
     cli.parse_or_exit(argc, argv);
     tut::finish_run_options(run);
     if (small) sizes = {1000, 1001};
+    const int warps_per_row = warps == "auto" ? 0 : std::stoi(warps);
     std::vector<std::string> names;
     for (const char* t : {"float", "double"})
         for (auto sharing : {tut::mg::JorSharing::two_collectives, tut::mg::JorSharing::one_collective})
@@ -473,10 +556,10 @@ int main(int argc, char** argv) {
         if (world.root())
             std::printf("%d GPU(s), one process each | NCCL %s | strong scaling: N fixed, rows split\n", world.size,
                         tut::mg::nccl_version_text().c_str());
-        tut::Table table({"variant", "N", "sweeps", "ms", "us/sweep", "compute", "comm", "GB/s", "1 GPU ms", "speedup",
-                          "efficiency"});
+        tut::Table table({"variant", "N", "warps/row", "sweeps", "ms", "us/sweep", "compute", "comm", "GB/s", "1 GPU ms",
+                          "speedup", "efficiency"});
         const double dram = tut::device_facts(world.device).dram_peak_gbs;
-        for (Case& k : cases(world, nccl, stream, sizes, type, run)) {
+        for (Case& k : cases(world, nccl, stream, sizes, type, warps_per_row, run)) {
             if (!run.variant.empty() && k.variant != run.variant) continue;
             if (const std::string wrong = run.check() ? k.check() : ""; !wrong.empty())
                 throw tut::CudaError(k.variant + " at N = " + std::to_string(k.n) + ": " + wrong);
@@ -497,10 +580,13 @@ int main(int argc, char** argv) {
             r.extra.add("compute_us_per_iter", 1e3 * m.compute / it);
             r.extra.add("comm_us_per_iter", 1e3 * m.comm / it);
             r.extra.add("type", k.element == sizeof(float) ? "float" : "double");
+            r.extra.add("warps_per_row", m.warps_per_row);
+            r.extra.add("one_gpu_warps_per_row", m.one_gpu_warps_per_row);
             tut::mg::add_scaling(r, tut::mg::Scaling::strong, m.one_gpu_ms, m.ms, world.size);
             if (!world.root()) continue;
             tut::append_record("jor", run.json, r);
-            table.add_row({k.variant, std::to_string(k.n), std::to_string(it), tut::fmt("%.2f", m.ms),
+            table.add_row({k.variant, std::to_string(k.n),
+                           tut::fmt("%d (1 GPU: %d)", m.warps_per_row, m.one_gpu_warps_per_row), std::to_string(it), tut::fmt("%.2f", m.ms),
                            tut::fmt("%.0f", 1e3 * m.ms / it), tut::fmt("%.0f", 1e3 * m.compute / it),
                            tut::fmt("%.0f", 1e3 * m.comm / it), tut::fmt("%.0f", r.value), tut::fmt("%.2f", m.one_gpu_ms),
                            tut::fmt("%.2fx", m.one_gpu_ms / m.ms), tut::percent(r.ratio_to_library())});

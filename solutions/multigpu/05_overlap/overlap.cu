@@ -272,91 +272,19 @@ void overlapped_spmv(const Overlap& o, const Halo& h, const int* row_ptr, const 
 
 namespace {
 
-using lesson::Scalars;
+/// One GPU's share of the solve as tut::mg::CgRank runs it (its rows, x and p with room for
+/// the halo, the scalars, lesson 4's iteration), with this file's kernels and communication.
+using Rank = tut::mg::CgRank<lesson::Scalars, lesson::Halo, lesson::kThreads, lesson::block_add, lesson::spmv_dot_kernel,
+                             lesson::update_kernel, lesson::direction_kernel, lesson::exchange_halo, lesson::sum_over_gpus>;
 
-/// z = D^-1 r and this GPU's parts of r . r, r . z, b . b (into rr, rz_new, bb).
-__global__ void init_kernel(int rows, const float* __restrict__ r, float* __restrict__ z, const float* __restrict__ dinv,
-                            const float* __restrict__ b, Scalars* s) {
-    double rr = 0.0, rz = 0.0, bb = 0.0;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += gridDim.x * blockDim.x) {
-        const float zi = dinv[i] * r[i];
-        z[i] = zi;
-        rr += double(r[i]) * r[i];
-        rz += double(r[i]) * zi;
-        bb += double(b[i]) * b[i];
-    }
-    lesson::block_add(rr, &s->rr);
-    lesson::block_add(rz, &s->rz_new);
-    lesson::block_add(bb, &s->bb);
-}
-
-/// After the sums: the threshold, and done when b (so r) is already small enough.
-__global__ void finish_init_kernel(Scalars* s, double tol) {
-    s->threshold = tol * tol * s->bb;
-    s->done = s->rr <= s->threshold ? 1 : 0;
-}
-
-/// This GPU's parts of ||b - q||^2 and ||b||^2 (q = A x), into out[0], out[1].
-__global__ void residual_kernel(int rows, const float* __restrict__ b, const float* __restrict__ q, double* out) {
-    double rr = 0.0, bb = 0.0;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += gridDim.x * blockDim.x) {
-        const double d = double(b[i]) - double(q[i]);
-        rr += d * d;
-        bb += double(b[i]) * b[i];
-    }
-    lesson::block_add(rr, out);
-    lesson::block_add(bb, out + 1);
-}
-
-/// One GPU's share of the solve: its rows (local columns), vectors with room for the halo
-/// (x and p: the SpMV reads through it), the halo plan and buffers, the scalars.
-struct Cg {
-    tut::mg::CgCall call;
-    tut::mg::RowPartition part;
-    tut::mg::HaloPlan plan;
-    tut::DeviceBuffer<int> row_ptr, col, send_rows, interior, boundary;
-    tut::DeviceBuffer<float> val, dinv, b, x, r, z, p, q, send;
-    tut::DeviceBuffer<Scalars> scalars, scratch;
-    tut::DeviceBuffer<double> sums;
-    Scalars* host = nullptr;  // pinned
-    lesson::Halo halo{};
+/// Rank with the interior and boundary rows, the streams and events of the overlap, and the
+/// graph of "overlap + graph".
+struct Cg : Rank {
+    tut::DeviceBuffer<int> interior, boundary;
     lesson::Overlap overlap{};
     cudaGraphExec_t graph = nullptr;  // "overlap + graph": one batch of iterations, captured once
-    int grid = 0, rows = 0;
-    long long nnz_total = 0;
-    cudaEvent_t start, stop;
 
-    explicit Cg(const tut::mg::CgCall& c) : call(c), part(c.problem.rows(), c.ranks.parts) {
-        const tut::mg::CgProblem& pr = c.problem;
-        if (pr.rows() < 1) throw tut::Unsupported("the grid needs at least one node");
-        const tut::mg::CsrRows mine = tut::mg::diffusion_27pt_rows(pr.nx, pr.ny, pr.nz, part.begin(c.ranks.rank),
-                                                                   part.end(c.ranks.rank), pr.seed);
-        plan = tut::mg::discover_halo(c.ranks.rank, part, mine.row_ptr, mine.col_idx, mine.values);
-        const tut::mg::World* world = tut::mg::detail::current_world();
-        if (c.ranks.parts > 1) tut::mg::exchange_halo_lists(*world, plan);
-        rows = static_cast<int>(plan.rows);
-        nnz_total = c.ranks.parts > 1 ? tut::mg::sum_over_ranks(*world, plan.nnz()) : plan.nnz();
-        row_ptr = tut::DeviceBuffer<int>(plan.row_ptr);
-        col = tut::DeviceBuffer<int>(plan.col_idx);
-        val = tut::DeviceBuffer<float>(plan.values);
-        if (rows > 0) {
-            dinv = tut::DeviceBuffer<float>(tut::mg::inverse_diagonal(mine));
-            b = tut::DeviceBuffer<float>(tut::mg::cg_rhs_rows(mine, pr.seed));
-        }
-        const size_t local = size_t(std::max<long long>(plan.local_size(), 1));
-        x = tut::DeviceBuffer<float>(local);
-        p = tut::DeviceBuffer<float>(local);
-        for (auto* v : {&r, &z, &q}) *v = tut::DeviceBuffer<float>(size_t(std::max(rows, 1)));
-        send_rows = tut::DeviceBuffer<int>(plan.send_rows);
-        send = tut::DeviceBuffer<float>(plan.send_rows.size());
-        scalars = tut::DeviceBuffer<Scalars>(1);
-        scratch = tut::DeviceBuffer<Scalars>(1);
-        sums = tut::DeviceBuffer<double>(2);
-        TUT_CUDA(cudaMallocHost(&host, sizeof(Scalars)));
-        halo = {&plan, send_rows.get(), send.get()};
-        grid = 4 * tut::sm_count();
-        TUT_CUDA(cudaEventCreate(&start));
-        TUT_CUDA(cudaEventCreate(&stop));
+    explicit Cg(const tut::mg::CgCall& c) : Rank(c) {
         interior = tut::DeviceBuffer<int>(plan.interior_rows);
         boundary = tut::DeviceBuffer<int>(plan.boundary_rows);
         int least = 0, greatest = 0;
@@ -371,19 +299,12 @@ struct Cg {
         overlap.boundary_count = static_cast<int>(plan.boundary_rows.size());
         overlap.grid = grid;
     }
-    ~Cg() {
+    ~Cg() override {
         if (graph) cudaGraphExecDestroy(graph);
         cudaStreamDestroy(overlap.comm);
         cudaEventDestroy(overlap.p_ready);
         cudaEventDestroy(overlap.halo_done);
-        cudaFreeHost(host);
-        cudaEventDestroy(start);
-        cudaEventDestroy(stop);
     }
-    Cg(const Cg&) = delete;
-    Cg& operator=(const Cg&) = delete;
-
-    bool distributed(bool communicate) const { return communicate && call.ranks.parts > 1; }
 
     /// The same system, solved the way `variant` says (the graph of another variant is dropped).
     void use_variant(const std::string& variant) {
@@ -393,141 +314,29 @@ struct Cg {
         call.variant = variant;
     }
 
-    /// x = 0, r = b, z = D^-1 r, p = z; rr, rz and bb summed over the GPUs; the threshold.
-    void start_solve(bool communicate) {
-        const cudaStream_t s = call.ranks.stream;
-        TUT_CUDA(cudaMemsetAsync(x.get(), 0, x.bytes(), s));
-        TUT_CUDA(cudaMemsetAsync(p.get(), 0, p.bytes(), s));
-        TUT_CUDA(cudaMemsetAsync(scalars.get(), 0, sizeof(Scalars), s));
-        if (rows == 0) return finish_start(communicate);
-        TUT_CUDA(cudaMemcpyAsync(r.get(), b.get(), size_t(rows) * sizeof(float), cudaMemcpyDeviceToDevice, s));
-        init_kernel<<<grid, lesson::kThreads, 0, s>>>(rows, r.get(), z.get(), dinv.get(), b.get(), scalars.get());
-        TUT_LAUNCH("init_kernel");
-        TUT_CUDA(cudaMemcpyAsync(p.get(), z.get(), size_t(rows) * sizeof(float), cudaMemcpyDeviceToDevice, s));
-        finish_start(communicate);
-    }
-    void finish_start(bool communicate) {
-        if (distributed(communicate)) lesson::sum_over_gpus(&scalars.get()->rr, 3, call.ranks);
-        finish_init_kernel<<<1, 1, 0, call.ranks.stream>>>(scalars.get(), call.tolerance);
-        TUT_LAUNCH("finish_init_kernel");
+    /// "overlap" and "overlap + graph" on several GPUs: the halo travels while the interior
+    /// rows are computed; otherwise lesson 4's order.
+    void spmv(bool communicate, bool stop_test) override {
+        if (!(distributed(communicate) && call.variant != "sequential")) return Rank::spmv(communicate, stop_test);
+        lesson::overlapped_spmv(overlap, halo, row_ptr.get(), col.get(), val.get(), p.get(), q.get(), scalars.get(),
+                                stop_test, call.ranks);
     }
 
-    /// One iteration: the halo of p, q = A p with p.q, its sum; the update with r.r and r.z,
-    /// their sums; the stopping test and the new direction.
-    void iteration(bool communicate, bool stop_test) {
+    /// "overlap + graph": the batch captured once (every kernel, event and NCCL call of it,
+    /// across both streams), then replayed.
+    void run_batch(int count, const std::string& who) override {
+        if (call.variant != "overlap + graph") return Rank::run_batch(count, who);
         const cudaStream_t s = call.ranks.stream;
-        if (distributed(communicate) && call.variant != "sequential") {
-            lesson::overlapped_spmv(overlap, halo, row_ptr.get(), col.get(), val.get(), p.get(), q.get(), scalars.get(),
-                                    stop_test, call.ranks);
-        } else {
-            if (distributed(communicate)) lesson::exchange_halo(halo, p.get(), call.ranks);
-            lesson::spmv_dot_kernel<<<grid, lesson::kThreads, 0, s>>>(rows, row_ptr.get(), col.get(), val.get(), p.get(),
-                                                                      q.get(), scalars.get(), stop_test);
-            TUT_LAUNCH("spmv_dot_kernel");
+        if (!graph) {
+            tut::mg::progress_detail(who + ": capturing a batch of iterations into a CUDA graph");
+            cudaGraph_t g;
+            TUT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+            for (int i = 0; i < count; ++i) iteration(true, true);
+            TUT_CUDA(cudaStreamEndCapture(s, &g));
+            TUT_CUDA(cudaGraphInstantiate(&graph, g, 0));
+            TUT_CUDA(cudaGraphDestroy(g));
         }
-        if (distributed(communicate)) lesson::sum_over_gpus(&scalars.get()->pq, 1, call.ranks);
-        lesson::update_kernel<<<grid, lesson::kThreads, 0, s>>>(rows, x.get(), r.get(), z.get(), p.get(), q.get(),
-                                                                dinv.get(), scalars.get(), stop_test);
-        TUT_LAUNCH("update_kernel");
-        if (distributed(communicate)) lesson::sum_over_gpus(&scalars.get()->rr, 2, call.ranks);
-        lesson::direction_kernel<<<grid, lesson::kThreads, 0, s>>>(rows, p.get(), z.get(), scalars.get(), stop_test);
-        TUT_LAUNCH("direction_kernel");
-    }
-
-    /// A whole solve, iterations in batches of 8 between looks at the scalars; or, with
-    /// call.compute_only, call.fixed_iterations iterations without communication.
-    tut::mg::SolveOutcome solve() {
-        const cudaStream_t s = call.ranks.stream;
-        tut::mg::SolveOutcome out;
-        const bool communicate = !call.compute_only;
-        TUT_CUDA(cudaEventRecord(start, s));
-        start_solve(communicate);
-        const int batch = 8;
-        const std::string who = call.variant + ", " + call.problem.label() + ", rank " + std::to_string(call.ranks.rank) +
-                                " of " + std::to_string(call.ranks.parts);
-        if (call.compute_only) {
-            tut::mg::progress_detail(who + ": " + std::to_string(call.fixed_iterations) + " iterations, compute only");
-            for (int i = 0; i < call.fixed_iterations; ++i) iteration(false, false);
-        } else {
-            const bool use_graph = call.variant == "overlap + graph";
-            if (use_graph && !graph) {
-                tut::mg::progress_detail(who + ": capturing a batch of iterations into a CUDA graph");
-                // Captured once: every kernel, event and NCCL call of a batch, across both streams.
-                cudaGraph_t g;
-                TUT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-                for (int i = 0; i < batch; ++i) iteration(true, true);
-                TUT_CUDA(cudaStreamEndCapture(s, &g));
-                TUT_CUDA(cudaGraphInstantiate(&graph, g, 0));
-                TUT_CUDA(cudaGraphDestroy(g));
-            }
-            for (int launched = 0; launched < call.max_iterations; launched += batch) {
-                if (use_graph) {
-                    TUT_CUDA(cudaGraphLaunch(graph, s));
-                } else {
-                    for (int i = 0; i < batch; ++i) iteration(true, true);
-                }
-                TUT_CUDA(cudaMemcpyAsync(host, scalars.get(), sizeof(Scalars), cudaMemcpyDeviceToHost, s));
-                tut::mg::progress_detail(who + ", iterations " + std::to_string(launched + 1) + " to " +
-                                         std::to_string(launched + batch) + " on the GPU");
-                TUT_CUDA(cudaStreamSynchronize(s));
-                bool done = host->done != 0;
-                // Every rank must stop after the same batch: one that stopped alone would leave
-                // the others waiting in their next collective. A disagreement throws on every rank.
-                if (distributed(true))
-                    done = tut::mg::agree_on_stop(*tut::mg::detail::current_world(), done, launched + batch, "CG, " + who);
-                if (done) break;
-            }
-        }
-        TUT_CUDA(cudaEventRecord(stop, s));
-        TUT_CUDA(cudaMemcpyAsync(host, scalars.get(), sizeof(Scalars), cudaMemcpyDeviceToHost, s));
-        TUT_CUDA(cudaStreamSynchronize(s));
-        float ms = 0;
-        TUT_CUDA(cudaEventElapsedTime(&ms, start, stop));
-        out.ms = ms;
-        out.iterations = call.compute_only ? call.fixed_iterations : host->iterations;
-        out.converged = host->done && !host->breakdown;
-        out.residual = host->bb > 0 ? std::sqrt(std::max(0.0, host->rr) / host->bb) : 0.0;
-        return out;
-    }
-
-    /// ||b - A x|| / ||b|| in double over the whole system (x's halo exchanged first).
-    double true_residual() {
-        const cudaStream_t s = call.ranks.stream;
-        if (distributed(true)) lesson::exchange_halo(halo, x.get(), call.ranks);
-        TUT_CUDA(cudaMemsetAsync(scratch.get(), 0, sizeof(Scalars), s));
-        TUT_CUDA(cudaMemsetAsync(sums.get(), 0, 2 * sizeof(double), s));
-        if (rows > 0) {
-            lesson::spmv_dot_kernel<<<grid, lesson::kThreads, 0, s>>>(rows, row_ptr.get(), col.get(), val.get(), x.get(),
-                                                                      q.get(), scratch.get(), false);
-            TUT_LAUNCH("spmv_dot_kernel");
-            residual_kernel<<<grid, lesson::kThreads, 0, s>>>(rows, b.get(), q.get(), sums.get());
-            TUT_LAUNCH("residual_kernel");
-        }
-        if (distributed(true)) lesson::sum_over_gpus(sums.get(), 2, call.ranks);
-        double h[2];
-        TUT_CUDA(cudaMemcpyAsync(h, sums.get(), sizeof h, cudaMemcpyDeviceToHost, s));
-        TUT_CUDA(cudaStreamSynchronize(s));
-        return h[1] > 0 ? std::sqrt(h[0] / h[1]) : std::sqrt(h[0]);
-    }
-
-    /// The whole x, on every rank.
-    std::vector<double> gather_x() {
-        std::vector<float> mine(static_cast<size_t>(rows));
-        if (rows) TUT_CUDA(cudaMemcpy(mine.data(), x.get(), mine.size() * sizeof(float), cudaMemcpyDeviceToHost));
-        std::vector<float> all(static_cast<size_t>(part.n));
-        if (call.ranks.parts == 1) {
-            all = mine;
-        } else {
-            const tut::mg::World& w = *tut::mg::detail::current_world();
-            tut::mg::collective(w, "MPI_Allgatherv of the whole x");
-            std::vector<int> counts(size_t(w.size)), displs(size_t(w.size));
-            for (int q = 0; q < w.size; ++q) {
-                counts[q] = static_cast<int>(part.rows(q));
-                displs[q] = static_cast<int>(part.begin(q));
-            }
-            TUT_MPI(MPI_Allgatherv(mine.data(), rows, MPI_FLOAT, all.data(), counts.data(), displs.data(), MPI_FLOAT, w.comm));
-        }
-        return std::vector<double>(all.begin(), all.end());
+        TUT_CUDA(cudaGraphLaunch(graph, s));
     }
 };
 
@@ -546,93 +355,14 @@ tut::mg::SolveOutcome cg_solve(const tut::mg::CgCall& c) {
 }
 }  // namespace lesson
 
-namespace {
-
-struct Problem {
-    std::string name;             ///< "weak", "128^3", "256^3"
-    tut::mg::CgProblem grid;      ///< on all the GPUs
-    tut::mg::CgProblem one_gpu;   ///< what one GPU solves for the baseline
-    tut::mg::Scaling scaling;
-};
-
-std::vector<Problem> problems(int gpus, bool small) {
-    if (small) return {{"weak", {24, 24, 24 * gpus}, {24, 24, 24}, tut::mg::Scaling::weak},
-                       {"24x24x48", {24, 24, 48}, {24, 24, 48}, tut::mg::Scaling::strong}};
-    return {{"weak", {128, 128, 128 * gpus}, {128, 128, 128}, tut::mg::Scaling::weak},
-            {"128^3", {128, 128, 128}, {128, 128, 128}, tut::mg::Scaling::strong},
-            {"256^3", {256, 256, 256}, {256, 256, 256}, tut::mg::Scaling::strong}};
-}
-
-/// A solve to convergence (its iterations, whether it converged, the true residual), then
-/// the time per iteration on this rank: the median of `repeats` solves stopped after at most
-/// kTimedIterations iterations (every iteration costs the same: timing one does not need a
-/// whole solve), and the same iterations with no communication (compute only).
-constexpr int kTimedIterations = 256;
-struct Timed {
-    tut::mg::SolveOutcome full;  // the solve to convergence
-    double ms = 0;               // median of the timed solves
-    int timed_iterations = 0;
-    double compute_ms = 0;       // the same iterations, no communication
-    double us_per_iter() const { return 1e3 * ms / std::max(1, timed_iterations); }
-};
-Timed time_cg(Cg& cg, int repeats, const tut::mg::World* world) {
-    const tut::mg::CgCall as_given = cg.call;  // restored at the end: the system serves every variant
-    Timed t;
-    t.full = cg.solve();
-    t.full.residual = cg.true_residual();
-    cg.call.max_iterations = std::max(1, std::min(t.full.iterations, kTimedIterations));
-    std::vector<double> times;
-    for (int i = 0; i < std::max(1, repeats); ++i) {
-        if (world) tut::mg::barrier(*world);
-        const tut::mg::SolveOutcome o = cg.solve();
-        times.push_back(o.ms);
-        t.timed_iterations = std::max(1, o.iterations);
-    }
-    t.ms = tut::median_of(times);
-    cg.call.compute_only = true;
-    cg.call.fixed_iterations = t.timed_iterations;
-    std::vector<double> compute;
-    for (int i = 0; i < std::max(1, repeats); ++i) {
-        if (world) tut::mg::barrier(*world);
-        compute.push_back(cg.solve().ms);
-    }
-    t.compute_ms = tut::median_of(compute);
-    cg.call = as_given;
-    return t;
-}
-
-/// main()'s measuring: time() solves and times (time_cg), check() judges the solve to
-/// convergence (the same verdict on every rank: its values are sums over the GPUs).
-struct Solver {
-    int repeats;
-    const tut::mg::World* world;
-    double tolerance = 1e-6;
-    Timed time(Cg& cg) const { return time_cg(cg, repeats, world); }
-    std::string check(const Timed& t) const {
-        if (!t.full.converged) return "did not converge in " + std::to_string(t.full.iterations) + " iterations";
-        if (!(t.full.residual <= 1e-5)) return "true residual ||b - A x|| / ||b|| = " + std::to_string(t.full.residual);
-        return "";
-    }
-};
-
-}  // namespace
-
 int main(int argc, char** argv) {
-    bool small = false;
-    std::string only;
-    tut::RunOptions run;
-    run.repeats = 3;
-    int max_iterations = 20000;
+    tut::mg::CgOptions options;
     tut::Cli cli("overlap", "lesson 4's CG with the halo exchange overlapped by the interior rows' SpMV, then in a CUDA graph");
-    cli.add_flag("small", &small, "small grids (24 x 24 x 24 per GPU, and 24 x 24 x 48): quick runs, sanitizer");
-    cli.add_string("problem", &only, "only these problems, comma-separated: weak, 128^3, 256^3 (with --small: weak, 24x24x48)");
-    cli.add_int("max-iterations", &max_iterations, "iterations at most", 1, 1000000);
-    tut::add_run_options(cli, run);
+    options.add_to(cli);
+    tut::add_run_options(cli, options.run);
     cli.parse_or_exit(argc, argv);
-    tut::finish_run_options(run);
     const std::vector<std::string> variants{"sequential", "overlap", "overlap + graph"};
-    if (!tut::variant_is_known("overlap", run.variant, variants)) return tut::kUsageExitCode;
-    const std::vector<std::string> chosen = tut::mg::name_list_or_exit(cli, only, {"weak", "128^3", "256^3", "24x24x48"}, "problem");
+    if (!options.finish(cli, "overlap", variants)) return tut::kUsageExitCode;
 
     tut::mg::Mpi mpi(argc, argv);
     const tut::mg::World& world = mpi.world();
@@ -643,100 +373,31 @@ int main(int argc, char** argv) {
         if (world.root())
             std::printf("%d GPU(s), one process each | NCCL %s | Jacobi PCG, float, tol 1e-6, b = A x*\n", world.size,
                         tut::mg::nccl_version_text().c_str());
-        tut::Table table({"problem", "variant", "iterations", "ms", "us/iter", "compute", "comm", "true residual",
-                          "1 GPU us/iter", "speedup", "efficiency"});
-        const Solver solver{run.repeats, &world};
+        tut::mg::CgBench<> bench(world, {"05_overlap", "overlap", variants}, options, stream);
         // Each grid is generated once, for every variant (the system is the same; only the
-        // order of the iteration's work differs), and measured once per variant (on one GPU
-        // the weak problem is 128^3); the one-GPU time per iteration once per one-GPU grid.
-        std::map<std::string, Timed> measured;     // per grid and variant
-        std::map<std::string, double> one_gpu_us;  // per one-GPU grid
-        for (const Problem& pb : problems(world.size, small)) {
-            if (!tut::mg::chosen(chosen, pb.name)) continue;
+        // order of the iteration's work differs), and measured once per variant. On one GPU
+        // each variant is its own yardstick; on several, the first variant run on one GPU.
+        for (const tut::mg::CgScalingProblem& pb : bench.problems()) {
             std::unique_ptr<Cg> system;  // this grid's rows on this GPU, made at its first measurement
             for (const std::string& variant : variants) {
-                if (!run.variant.empty() && variant != run.variant) continue;
-                tut::mg::CgCall c;
-                c.ranks = {world.rank, world.size, nccl.comm, stream};
-                c.problem = pb.grid;
-                c.variant = variant;
-                c.max_iterations = max_iterations;
-                const std::string key = pb.grid.label() + " / " + variant;
-                tut::mg::progress("05_overlap: " + pb.name + " (" + key + ") on " + std::to_string(world.size) + " GPU(s)");
-                if (!measured.count(key)) {
-                    if (!system) system = std::make_unique<Cg>(c);  // every rank together (the halo lists)
-                    system->use_variant(variant);
-                    tut::NvtxRange range("multigpu/05_overlap/" + variant + "/" + pb.name);
-                    measured[key] = solver.time(*system);
-                }
-                const Timed t = measured[key];
-                if (const std::string wrong = run.check() ? solver.check(t) : ""; !wrong.empty())
-                    throw tut::CudaError(pb.name + " (" + pb.grid.label() + "): " + wrong);
-                const double ms = tut::mg::max_over_ranks(world, t.ms);
-                const double compute = tut::mg::max_over_ranks(world, t.compute_ms);
-                const int it = t.timed_iterations;  // timed; t.full.iterations to converge
-                // The same lesson on one GPU: rank 0 alone (the per-GPU problem for weak scaling).
-                double us1 = 0;
-                if (world.size == 1) {
-                    us1 = 1e3 * ms / it;
-                } else if (one_gpu_us.count(pb.one_gpu.label())) {
-                    us1 = one_gpu_us[pb.one_gpu.label()];
-                } else {
-                    const std::string what = "05_overlap: the one-GPU baseline, " + pb.one_gpu.label();
-                    tut::mg::progress(what + (world.rank == 0 ? "" : " (rank 0 alone; this rank waits for its result)"));
-                    if (world.rank == 0) {
-                        tut::mg::RankLocal alone_section(what);  // no collective may start in here
-                        tut::mg::Nccl alone = tut::mg::Nccl::single();
-                        tut::mg::CgCall one = c;
-                        one.ranks = {0, 1, alone.comm, stream};
-                        one.problem = pb.one_gpu;
-                        Cg one_gpu(one);
-                        us1 = time_cg(one_gpu, run.repeats, nullptr).us_per_iter();
-                    }
-                    TUT_MPI(MPI_Bcast(&us1, 1, MPI_DOUBLE, 0, world.comm));
-                }
-                one_gpu_us[pb.one_gpu.label()] = us1;
-                // Per iteration: iteration counts differ a little with the order of the sums.
-                const double us = 1e3 * ms / it;
-                const double bytes = tut::mg::cg_floor_bytes(pb.grid.rows(), 27 * pb.grid.rows()) * it;
-                tut::Record r = tut::mg::make_record("05_overlap", variant, pb.name, world.size);
-                r.value = bytes / (ms * 1e-3) * 1e-9;
-                r.unit = "GB/s";
-                r.time_ms = ms;
-                const double per_gpu_rows = double(pb.one_gpu.rows());
-                const double one_gpu_gbs = tut::mg::cg_floor_bytes(pb.one_gpu.rows(), 27 * pb.one_gpu.rows()) / (us1 * 1e-6) * 1e-9;
-                r.library = tut::fmt("the same lesson on 1 GPU, x %d", world.size);
-                r.library_value = world.size * one_gpu_gbs;
-                r.peak = tut::fmt("DRAM peak x %d", world.size);
-                r.peak_value = tut::device_facts(world.device).dram_peak_gbs * world.size;
-                r.checked = true;
-                r.extra.add("problem", pb.grid.label());
-                r.extra.add("rows", pb.grid.rows());
-                r.extra.add("one_gpu_rows", per_gpu_rows);
-                r.extra.add("iterations", t.full.iterations);
-                r.extra.add("timed_iterations", it);
-                r.extra.add("converged", t.full.converged);
-                r.extra.add("true_residual", t.full.residual);
-                r.extra.add("us_per_iter", us);
-                r.extra.add("compute_us_per_iter", 1e3 * compute / it);
-                r.extra.add("comm_us_per_iter", us - 1e3 * compute / it);
-                r.extra.add("one_gpu_us_per_iter", us1);
-                tut::mg::add_scaling(r, pb.scaling, us1 * 1e-3, us * 1e-3, world.size);  // per iteration
-                if (!world.root()) continue;
-                tut::append_record("overlap", run.json, r);
-                table.add_row({pb.name + " (" + pb.grid.label() + ")", variant, std::to_string(t.full.iterations),
-                               tut::fmt("%.1f", ms), tut::fmt("%.0f", us), tut::fmt("%.0f", 1e3 * compute / it),
-                               tut::fmt("%.0f", us - 1e3 * compute / it), tut::fmt("%.1e", t.full.residual),
-                               tut::fmt("%.0f", us1), tut::fmt("%.2fx", tut::mg::speedup(pb.scaling, us1, us, world.size)),
-                               tut::percent(r.ratio_to_library())});
+                if (!bench.runs(variant)) continue;
+                const tut::mg::CgCall c = bench.call(pb, variant, nccl.comm);
+                const tut::mg::CgTiming t = bench.time(
+                    pb, variant,
+                    [&] {
+                        if (!system) system = std::make_unique<Cg>(c);  // every rank together (the halo lists)
+                        system->use_variant(variant);
+                    },
+                    [&] { return system->time(options.run.repeats, &world); });
+                bench.check(pb.name + " (" + pb.grid.label() + ")", [&] { return tut::mg::cg_verdict(t.full); });
+                bench.record(pb, variant, t, /*yardstick=*/true, [&] {
+                    return tut::mg::one_gpu_us_per_iter<Cg, tut::mg::Nccl>(c, pb.one_gpu, variant, options.run.repeats);
+                });
             }
         }
-        if (world.root()) {
-            std::printf("\nCG on %d GPU(s), lesson 4's order beside the overlap: us per iteration, split into compute "
-                        "(the same iterations with no communication) and comm (what the overlap leaves exposed)\n",
-                        world.size);
-            table.print();
-        }
+        bench.print(tut::fmt("CG on %d GPU(s), lesson 4's order beside the overlap: us per iteration, split into "
+                             "compute (the same iterations with no communication) and comm (what the overlap leaves "
+                             "exposed)", world.size));
         TUT_CUDA(cudaStreamDestroy(stream));
         return 0;
     });

@@ -467,32 +467,23 @@ bool as_runs(const std::vector<int>& rows, lesson::Runs& runs) {
     return true;
 }
 
-/// One GPU's share of the solve: its rows, the halo plan, device and symmetric buffers.
-struct CgShmem {
-    tut::mg::CgCall call;
-    tut::mg::RowPartition part;
-    tut::mg::HaloPlan plan;
-    tut::DeviceBuffer<int> row_ptr, col, send_rows;
-    tut::DeviceBuffer<float> val, dinv, b, x, r, z, q;
+/// One GPU's share of the solve (tut::mg::CgShare: its rows, the halo plan, the matrix,
+/// 1 / A_ii and b), its vectors, the symmetric buffers and the persistent kernel's arguments.
+struct CgShmem : tut::mg::CgShare {
+    tut::DeviceBuffer<int> send_rows;
+    tut::DeviceBuffer<float> x, r, z, q;
     tut::DeviceBuffer<double> acc, result;
     lesson::Args args{};
     int grid = 0;
     cudaEvent_t start, stop;
 
     /// blocks_per_sm: of the persistent kernel, 0 for as many as fit.
-    explicit CgShmem(const tut::mg::CgCall& c, int blocks_per_sm = 0) : call(c), part(c.problem.rows(), c.ranks.parts) {
-        const tut::mg::CgProblem& pr = c.problem;
-        if (pr.rows() < 1) throw tut::Unsupported("the grid needs at least one node");
-        const tut::mg::CsrRows mine = tut::mg::diffusion_27pt_rows(pr.nx, pr.ny, pr.nz, part.begin(c.ranks.rank),
-                                                                   part.end(c.ranks.rank), pr.seed);
-        plan = tut::mg::discover_halo(c.ranks.rank, part, mine.row_ptr, mine.col_idx, mine.values);
+    explicit CgShmem(const tut::mg::CgCall& c, int blocks_per_sm = 0) : CgShare(c) {
         const tut::mg::World* world = tut::mg::detail::current_world();
         const bool distributed = c.ranks.parts > 1;
         long long p_size = plan.local_size(), send_size = static_cast<long long>(plan.send_rows.size());
         std::vector<long long> place_from(size_t(c.ranks.parts), -1);
         if (distributed) {
-            tut::mg::exchange_halo_lists(*world, plan);
-            send_size = static_cast<long long>(plan.send_rows.size());
             // Where each neighbour wants this rank's block: its recv_place for this rank.
             std::vector<long long> place_to(size_t(world->size), -1);
             for (size_t i = 0; i < plan.recv_ranks.size(); ++i) place_to[plan.recv_ranks[i]] = plan.recv_place(i);
@@ -509,12 +500,6 @@ struct CgShmem {
         if (!runs_fit)
             throw tut::Unsupported("a GPU's interior or boundary rows are more than " +
                                    std::to_string(lesson::kMaxRuns) + " runs of consecutive rows");
-        const int rows = static_cast<int>(plan.rows);
-        row_ptr = tut::DeviceBuffer<int>(plan.row_ptr);
-        col = tut::DeviceBuffer<int>(plan.col_idx);
-        val = tut::DeviceBuffer<float>(plan.values);
-        dinv = tut::DeviceBuffer<float>(tut::mg::inverse_diagonal(mine));
-        b = tut::DeviceBuffer<float>(tut::mg::cg_rhs_rows(mine, pr.seed));
         for (auto* v : {&x, &r, &z, &q}) *v = tut::DeviceBuffer<float>(size_t(std::max(rows, 1)));
         send_rows = tut::DeviceBuffer<int>(plan.send_rows);
         acc = tut::DeviceBuffer<double>(12);
@@ -626,25 +611,16 @@ struct CgShmem {
         return out;
     }
 
-    /// ||b - A x|| / ||b|| on the host, from the whole x and the rows (the checks' sizes).
-    std::vector<double> gather_x() {
-        std::vector<float> mine(static_cast<size_t>(plan.rows));
-        if (!mine.empty()) TUT_CUDA(cudaMemcpy(mine.data(), x.get(), mine.size() * sizeof(float), cudaMemcpyDeviceToHost));
-        std::vector<float> all(static_cast<size_t>(part.n));
-        if (call.ranks.parts == 1) {
-            all = mine;
-        } else {
-            const tut::mg::World& w = *tut::mg::detail::current_world();
-            tut::mg::collective(w, "MPI_Allgatherv of the whole x");
-            std::vector<int> counts(size_t(w.size)), displs(size_t(w.size));
-            for (int q = 0; q < w.size; ++q) {
-                counts[q] = static_cast<int>(part.rows(q));
-                displs[q] = static_cast<int>(part.begin(q));
-            }
-            TUT_MPI(MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), MPI_FLOAT, all.data(), counts.data(),
-                                   displs.data(), MPI_FLOAT, w.comm));
-        }
-        return std::vector<double>(all.begin(), all.end());
+    /// The whole x, on every rank.
+    std::vector<double> gather_x() const { return CgShare::gather_x(x.get()); }
+
+    /// What time_per_iteration() changes: at most `iterations`; then exactly that many, with
+    /// no puts, no waits and no stopping test.
+    void stop_after(int iterations) { args.max_iterations = iterations; }
+    void compute_only(int iterations) {
+        args.communicate = false;
+        args.stop_test = false;
+        args.max_iterations = iterations;
     }
 };
 
@@ -694,39 +670,20 @@ tut::mg::SolveOutcome cg_solve(const tut::mg::CgCall& c) {
 
 namespace {
 
-struct Problem {
-    std::string name;
-    tut::mg::CgProblem grid, one_gpu;
-    tut::mg::Scaling scaling;
-};
-
-std::vector<Problem> problems(int gpus, bool small) {
-    if (small) return {{"weak", {24, 24, 24 * gpus}, {24, 24, 24}, tut::mg::Scaling::weak},
-                       {"24x24x48", {24, 24, 48}, {24, 24, 48}, tut::mg::Scaling::strong}};
-    return {{"weak", {128, 128, 128 * gpus}, {128, 128, 128}, tut::mg::Scaling::weak},
-            {"128^3", {128, 128, 128}, {128, 128, 128}, tut::mg::Scaling::strong},
-            {"256^3", {256, 256, 256}, {256, 256, 256}, tut::mg::Scaling::strong}};
-}
-
-/// A solve to convergence (its iterations, whether it converged), then the time per
-/// iteration on this rank: the median of `repeats` solves stopped after at most
-/// kTimedIterations iterations, and the same iterations with no puts and no waits.
-/// Symmetric memory is taken in the constructor: every rank of the solve makes it together.
-constexpr int kTimedIterations = 256;
-struct Timed {
-    tut::mg::SolveOutcome full;
-    double true_residual = -1;  // ||b - A x|| / ||b|| of the solve to convergence; -1: not computed
-    double ms = 0;
-    int timed_iterations = 0;
-    double compute_ms = 0;
-    int grid = 0;               // blocks of the persistent kernel
-    double us_per_iter() const { return 1e3 * ms / std::max(1, timed_iterations); }
-};
 /// How main() runs the solver: blocks_per_sm of the persistent kernel (0: as many as fit);
 /// true_residual: also compute ||b - A x|| on the host after the solve to convergence.
 struct Shape {
     int blocks_per_sm = 0;
     bool true_residual = false;
+};
+
+/// A solve to convergence (its iterations, whether it converged), then the time per
+/// iteration on this rank (tut::mg::time_per_iteration: the compute-only solves make no
+/// puts and no waits). Symmetric memory is taken in the constructor: every rank of the
+/// solve makes it together.
+struct Timed : tut::mg::CgTiming {
+    double true_residual = -1;  // ||b - A x|| / ||b|| of the solve to convergence; -1: not computed
+    int grid = 0;               // blocks of the persistent kernel
 };
 Timed time_cg(const tut::mg::CgCall& c, int repeats, const tut::mg::World* world, const Shape& shape) {
     CgShmem solver(c, shape.blocks_per_sm);
@@ -734,68 +691,38 @@ Timed time_cg(const tut::mg::CgCall& c, int repeats, const tut::mg::World* world
     t.grid = solver.grid;
     t.full = solver.solve();
     if (shape.true_residual) t.true_residual = true_residual(c.problem, solver.gather_x());  // every rank alike
-    solver.args.max_iterations = std::max(1, std::min(t.full.iterations, kTimedIterations));
-    std::vector<double> times;
-    for (int i = 0; i < std::max(1, repeats); ++i) {
-        if (world) tut::mg::barrier(*world);
-        const tut::mg::SolveOutcome o = solver.solve();
-        times.push_back(o.ms);
-        t.timed_iterations = std::max(1, o.iterations);
-    }
-    t.ms = tut::median_of(times);
-    solver.args.communicate = false;
-    solver.args.stop_test = false;
-    solver.args.max_iterations = t.timed_iterations;
-    std::vector<double> compute;
-    for (int i = 0; i < std::max(1, repeats); ++i) {
-        if (world) tut::mg::barrier(*world);
-        compute.push_back(solver.solve().ms);
-    }
-    t.compute_ms = tut::median_of(compute);
+    tut::mg::time_per_iteration(solver, t, repeats, world);
     return t;
 }
 
-/// main()'s measuring: time() solves and times (time_cg), check() judges the solve to
-/// convergence (the same verdict on every rank: its values are sums over the GPUs).
-struct Solver {
-    int repeats;
-    const tut::mg::World* world;
-    Shape shape;
-    double tolerance = 1e-6;
-    Timed time(const tut::mg::CgCall& c) const { return time_cg(c, repeats, world, shape); }
-    std::string check(const Timed& t) const {
-        if (!t.full.converged) return "did not converge in " + std::to_string(t.full.iterations) + " iterations";
-        if (!(t.full.residual <= 1.01 * tolerance))
-            return "the residual the iteration carries is " + std::to_string(t.full.residual);
-        if (t.true_residual >= 0 && !(t.true_residual <= 1e-5))
-            return "true residual ||b - A x|| / ||b|| = " + std::to_string(t.true_residual);
-        return "";
-    }
-};
+/// The check of the solve to convergence: converged, the residual it carries within the
+/// tolerance, and the true residual when it was computed (the same verdict on every rank:
+/// its values are sums over the GPUs).
+std::string verdict_of(const Timed& t) {
+    const double tolerance = 1e-6;
+    if (!t.full.converged) return "did not converge in " + std::to_string(t.full.iterations) + " iterations";
+    if (!(t.full.residual <= 1.01 * tolerance))
+        return "the residual the iteration carries is " + std::to_string(t.full.residual);
+    if (t.true_residual >= 0 && !(t.true_residual <= 1e-5))
+        return "true residual ||b - A x|| / ||b|| = " + std::to_string(t.true_residual);
+    return "";
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    bool small = false;
-    std::string only;
-    tut::RunOptions run;
-    run.repeats = 3;
-    int max_iterations = 20000;
+    tut::mg::CgOptions options;
     Shape shape;
     tut::Cli cli("nvshmem_cg", "CG in one persistent kernel per GPU: NVSHMEM puts and signals issued by the GPUs");
-    cli.add_flag("small", &small, "small grids (24 x 24 x 24 per GPU, and 24 x 24 x 48): quick runs, sanitizer");
-    cli.add_string("problem", &only, "only these problems, comma-separated: weak, 128^3, 256^3 (with --small: weak, 24x24x48)");
-    cli.add_int("max-iterations", &max_iterations, "iterations at most", 1, 1000000);
+    options.add_to(cli);
     cli.add_int("blocks-per-sm", &shape.blocks_per_sm,
                 "blocks of the persistent kernel per SM (0: as many as fit; more than fit: as many as fit)", 0, 8);
     cli.add_flag("true-residual", &shape.true_residual,
                  "also compute ||b - A x|| / ||b|| on the host after each solve to convergence, and check it (slow on large grids)");
-    tut::add_run_options(cli, run);
+    tut::add_run_options(cli, options.run);
     cli.parse_or_exit(argc, argv);
-    tut::finish_run_options(run);
     const std::string variant = "nvshmem persistent";
-    if (!tut::variant_is_known("nvshmem_cg", run.variant, std::vector<std::string>{variant})) return tut::kUsageExitCode;
-    const std::vector<std::string> chosen = tut::mg::name_list_or_exit(cli, only, {"weak", "128^3", "256^3", "24x24x48"}, "problem");
+    if (!options.finish(cli, "nvshmem_cg", {variant})) return tut::kUsageExitCode;
 
     tut::mg::Mpi mpi(argc, argv);
     const tut::mg::World& world = mpi.world();
@@ -808,87 +735,26 @@ int main(int argc, char** argv) {
         if (world.root())
             std::printf("%d GPU(s), one process (PE) each | NVSHMEM %d.%d | one persistent kernel per GPU\n", world.size,
                         NVSHMEM_VENDOR_MAJOR_VERSION, NVSHMEM_VENDOR_MINOR_VERSION);
-        tut::Table table({"problem", "iterations", "ms", "us/iter", "compute", "comm", "residual", "1 GPU us/iter",
-                          "speedup", "efficiency"});
-        const Solver solver{run.repeats, &world, shape};
-        // Per grid: its measurement in this run (on one GPU the weak problem is 128^3), and
-        // the one-GPU time per iteration (weak and 128^3 share theirs): each grid is generated
-        // and measured once.
-        std::map<std::string, Timed> measured;
-        std::map<std::string, double> one_gpu_us;
+        // The residual reported is the one the iteration carries (--true-residual adds the true one below the table).
+        tut::mg::CgBench<Timed> bench(world, {"06_nvshmem", "nvshmem_cg", {variant}, false}, options, stream);
         std::vector<std::string> shapes;  // per problem: the grid (and the true residual when asked for)
-        for (const Problem& pb : problems(world.size, small)) {
-            if (!tut::mg::chosen(chosen, pb.name)) continue;
-            tut::mg::CgCall c;
-            c.ranks = {world.rank, world.size, nullptr, stream};
-            c.problem = pb.grid;
-            c.variant = variant;
-            c.max_iterations = max_iterations;
-            tut::mg::progress("06_nvshmem: " + pb.name + " (" + pb.grid.label() + ") on " + std::to_string(world.size) +
-                              " GPU(s)");
-            if (!measured.count(pb.grid.label())) {
-                tut::NvtxRange range("multigpu/06_nvshmem/" + pb.name);
-                measured[pb.grid.label()] = solver.time(c);
-            }
-            const Timed t = measured[pb.grid.label()];
-            if (const std::string wrong = run.check() ? solver.check(t) : ""; !wrong.empty())
-                throw tut::CudaError(pb.name + " (" + pb.grid.label() + "): " + wrong);
+        for (const tut::mg::CgScalingProblem& pb : bench.problems()) {
+            const tut::mg::CgCall c = bench.call(pb, variant, nullptr);
+            const Timed t = bench.time(pb, variant, [&] { return time_cg(c, options.run.repeats, &world, shape); });
+            bench.check(pb.name + " (" + pb.grid.label() + ")", [&] { return verdict_of(t); });
             shapes.push_back(tut::fmt("  %s: %d blocks of %d threads (%d per SM)", pb.name.c_str(), t.grid, lesson::kThreads,
                                       t.grid / tut::sm_count()) +
                              (t.true_residual >= 0 ? tut::fmt(", true residual %.1e", t.true_residual) : std::string()));
-            const double ms = tut::mg::max_over_ranks(world, t.ms);
-            const double compute = tut::mg::max_over_ranks(world, t.compute_ms);
-            const int it = t.timed_iterations;  // timed; t.full.iterations to converge
-            const double us = 1e3 * ms / it;
-            double us1 = us;
-            if (world.size > 1 && one_gpu_us.count(pb.one_gpu.label())) {
-                us1 = one_gpu_us[pb.one_gpu.label()];
-            } else if (world.size > 1) {
-                const std::string what = "06_nvshmem: the one-GPU baseline, " + pb.one_gpu.label();
-                tut::mg::progress(what + (world.rank == 0 ? "" : " (rank 0 alone; this rank waits for its result)"));
-                if (world.rank == 0) {
-                    tut::mg::RankLocal alone_section(what);  // no collective may start in here
-                    tut::mg::CgCall one = c;
-                    one.ranks = {0, 1, nullptr, stream};
-                    one.problem = pb.one_gpu;
-                    us1 = time_cg(one, run.repeats, nullptr, solver.shape).us_per_iter();
-                }
-                TUT_MPI(MPI_Bcast(&us1, 1, MPI_DOUBLE, 0, world.comm));
-                one_gpu_us[pb.one_gpu.label()] = us1;
-            }
-            const double bytes = tut::mg::cg_floor_bytes(pb.grid.rows(), 27 * pb.grid.rows()) * it;
-            tut::Record r = tut::mg::make_record("06_nvshmem", variant, pb.name, world.size);
-            r.value = bytes / (ms * 1e-3) * 1e-9;
-            r.unit = "GB/s";
-            r.time_ms = ms;
-            r.library = tut::fmt("the same lesson on 1 GPU, x %d", world.size);
-            r.library_value = world.size * tut::mg::cg_floor_bytes(pb.one_gpu.rows(), 27 * pb.one_gpu.rows()) / (us1 * 1e-6) * 1e-9;
-            r.peak = tut::fmt("DRAM peak x %d", world.size);
-            r.peak_value = tut::device_facts(world.device).dram_peak_gbs * world.size;
-            r.checked = true;
-            r.extra.add("problem", pb.grid.label());
-            r.extra.add("rows", pb.grid.rows());
-            r.extra.add("iterations", t.full.iterations);
-            r.extra.add("timed_iterations", it);
-            r.extra.add("converged", t.full.converged);
-            r.extra.add("residual", t.full.residual);
-            r.extra.add("us_per_iter", us);
-            r.extra.add("compute_us_per_iter", 1e3 * compute / it);
-            r.extra.add("comm_us_per_iter", us - 1e3 * compute / it);
-            r.extra.add("one_gpu_us_per_iter", us1);
-            tut::mg::add_scaling(r, pb.scaling, us1 * 1e-3, us * 1e-3, world.size);
-            if (!world.root()) continue;
-            tut::append_record("nvshmem_cg", run.json, r);
-            table.add_row({pb.name + " (" + pb.grid.label() + ")", std::to_string(t.full.iterations), tut::fmt("%.1f", ms),
-                           tut::fmt("%.0f", us), tut::fmt("%.0f", 1e3 * compute / it), tut::fmt("%.0f", us - 1e3 * compute / it),
-                           tut::fmt("%.1e", t.full.residual), tut::fmt("%.0f", us1),
-                           tut::fmt("%.2fx", tut::mg::speedup(pb.scaling, us1, us, world.size)),
-                           tut::percent(r.ratio_to_library())});
+            bench.record(pb, variant, t, /*yardstick=*/true, [&] {
+                tut::mg::CgCall one = c;
+                one.ranks = {0, 1, nullptr, stream};
+                one.problem = pb.one_gpu;
+                return time_cg(one, options.run.repeats, nullptr, shape).us_per_iter();
+            });
         }
+        bench.print(tut::fmt("CG in one persistent kernel per GPU on %d GPU(s): us per iteration, compute (the same "
+                             "kernel with no puts and no waits) and comm (the rest)", world.size));
         if (world.root()) {
-            std::printf("\nCG in one persistent kernel per GPU on %d GPU(s): us per iteration, compute (the same "
-                        "kernel with no puts and no waits) and comm (the rest)\n", world.size);
-            table.print();
             std::printf("The persistent kernel, rank 0:\n");
             for (const std::string& line : shapes) std::printf("%s\n", line.c_str());
         }
