@@ -9,6 +9,8 @@ using namespace jor_checks;
 namespace {
 // The variants the lesson must have, by name, with their element types and stopping rules.
 const std::vector<Required> kRequired{{"fused"}};
+// Lesson 02's sweep, kept in the harness as a baseline (given, not the exercise).
+const std::vector<Required> kBaseline{{"three launches"}};
 }  // namespace
 
 TEST_CASE("jor/04_fused: solves N = 1 ... 8192 in float and double within the error bound, in the CPU's "
@@ -23,6 +25,14 @@ TEST_CASE("jor/04_fused: reports a diverging system as not converged at the iter
 
 TEST_CASE("jor/04_fused: refuses bad options, bad systems and sizes beyond device memory", "[baseline]") {
     check_all_refuse(kRequired);
+}
+
+TEST_CASE("jor/04_fused: the baseline 'three launches' (lesson 02's sweep) solves N = 1 ... 8192 in float and "
+          "double in the CPU's iterations, reports a diverging system and refuses bad input",
+          "[baseline]") {
+    check_all_solve(kBaseline);
+    check_all_diverge(kBaseline);
+    check_all_refuse(kBaseline);
 }
 
 // Speed, the lesson's idea: 'fused' per sweep at N = 512, float, against the bandwidth floor

@@ -8,6 +8,8 @@ using namespace jor_checks;
 namespace {
 // The variants the lesson must have, by name, with their element types and stopping rules.
 const std::vector<Required> kRequired{{"while graph"}, {"check every k"}};
+// Lesson 04's loop, kept in the harness as a baseline (given, not the exercise).
+const std::vector<Required> kBaseline{{"one look per sweep"}};
 }  // namespace
 
 TEST_CASE("jor/05_graph_loop: solves N = 1 ... 8192 in float and double within the error bound, in the CPU's "
@@ -22,6 +24,14 @@ TEST_CASE("jor/05_graph_loop: reports a diverging system as not converged at the
 
 TEST_CASE("jor/05_graph_loop: refuses bad options, bad systems and sizes beyond device memory", "[baseline]") {
     check_all_refuse(kRequired);
+}
+
+TEST_CASE("jor/05_graph_loop: the baseline 'one look per sweep' (lesson 04's loop) solves N = 1 ... 8192 in float "
+          "and double in the CPU's iterations, reports a diverging system and refuses bad input",
+          "[baseline]") {
+    check_all_solve(kBaseline);
+    check_all_diverge(kBaseline);
+    check_all_refuse(kBaseline);
 }
 
 // Speed, the lesson's idea: 'while graph' per sweep at N = 512, float, against the bandwidth floor
