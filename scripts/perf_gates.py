@@ -294,6 +294,16 @@ def _jor(lesson, variant, size, previous):
             "spread_floor": HOST_SPREAD}
 
 
+def _jor_beside(lesson, variant, baseline, size, baseline_text):
+    """A JOR gate whose case times `variant` beside the lesson's own `baseline` variant (the
+    previous approach) in the same process: per iteration, as a multiple of its speed."""
+    n, t = size.split()
+    return {"gate": "jor/" + lesson, "measure": "x %s's speed per iteration" % baseline_text,
+            "size": "N = %s, %s" % (n, t), "record": ("jor", lesson, variant, size), "read": ("beside", baseline),
+            "previous": lambda results: 1.0, "spread_floor": HOST_SPREAD,
+            "previous_text": "%s itself (1.0x)" % baseline_text}
+
+
 def _sgemm15_previous(results):
     """Lesson 14's FP32 kernel as a fraction of cuBLAS TF32 (lesson 15's yardstick)."""
     r14 = find_record(results, ("sgemm", "14_tuning", "128x256x16 swizzle 8 C staged", "4096"))
@@ -381,17 +391,12 @@ TOUR_GATES = [
      "read": "cg10", "previous": lambda results: 1.0, "spread_floor": HOST_SPREAD,
      "previous_text": "the grid-barrier variant itself (1.0x)"},
     _jor("02_warp_rows", "1 row per warp", "4096 float", ("jor", "01_block_per_row", "restrict", "4096 float")),
-    _jor("04_fused", "fused", "512 float", ("jor", "02_warp_rows", "1 row per warp", "512 float")),
-    _jor("05_graph_loop", "while graph", "512 float", ("jor", "04_fused", "fused", "512 float")),
+    # Lessons 04, 05, 07 and 08 keep the previous approach as a variant: the previous approach, same run.
+    _jor_beside("04_fused", "fused", "three launches", "512 float", "the three-launch variant"),
+    _jor_beside("05_graph_loop", "while graph", "one look per sweep", "512 float", "the one-look-per-sweep variant"),
     _jor("06_persistent", "persistent", "512 float", ("jor", "05_graph_loop", "while graph", "512 float")),
-    {"gate": "jor/07_l2_reuse", "measure": "x the persistent variant's speed per iteration",
-     "size": "N = 4096, float", "record": ("jor", "07_l2_reuse", "alternating direction", "4096 float"),
-     "read": "jor07", "previous": lambda results: 1.0, "spread_floor": HOST_SPREAD,
-     "previous_text": "the persistent variant itself (1.0x)"},
-    {"gate": "jor/08_mixed_precision", "measure": "x the double variant's speed per iteration",
-     "size": "N = 8192, double", "record": ("jor", "08_mixed_precision", "mixed", "8192 double"),
-     "read": "jor08", "previous": lambda results: 1.0, "spread_floor": HOST_SPREAD,
-     "previous_text": "the double variant itself (1.0x)"},
+    _jor_beside("07_l2_reuse", "alternating direction", "persistent", "4096 float", "the persistent variant"),
+    _jor_beside("08_mixed_precision", "mixed", "double", "8192 double", "the double variant"),
 ]
 
 
@@ -432,10 +437,9 @@ def _reader(spec, results):
     if read == "cg10":
         return lambda r: _speedup("cg", "10_one_round", "pipelined, grid barrier", "pipelined, one round",
                                   CG_DEFAULT_SIZE)(results)
-    if read == "jor07":
-        return lambda r: _speedup("jor", "07_l2_reuse", "persistent", "alternating direction", "4096 float")(results)
-    if read == "jor08":
-        return lambda r: _speedup("jor", "08_mixed_precision", "double", "mixed", "8192 double")(results)
+    if isinstance(read, tuple) and read[0] == "beside":  # _jor_beside(): against the lesson's own baseline
+        track, lesson, variant, size = spec["record"]
+        return lambda r: _speedup(track, lesson, read[1], variant, size)(results)
     if read == "mg05":
         return lambda r: _speedup("multigpu", "05_overlap", "sequential", "overlap", "weak")(results)
     return read
