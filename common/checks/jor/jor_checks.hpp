@@ -15,9 +15,9 @@
 /// sums of a GPU round differently, which may move the last sweep's test either way; on
 /// the CPU the orders differ by at most one), and both guard zones untouched.
 ///
-/// The speed case of lessons 2 and 6 is judge_against_bandwidth_floor(); that of lessons 4 and
-/// 5, whose programs keep the previous approach as a variant, judge_against_variant() (lessons 7
-/// and 8, which keep one too, time their pair in their own check files).
+/// The speed case of lessons 2 and 6 is judge_against_bandwidth_floor(); that of lessons 4, 5
+/// and 8, whose programs keep the previous approach as a variant, judge_against_variant()
+/// (lesson 7's, which keeps one too, times its pair one after the other: check_07_l2_reuse.cpp).
 #pragma once
 
 #include "catch.hpp"
