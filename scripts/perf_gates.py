@@ -296,7 +296,7 @@ def _jor(lesson, variant, size, previous):
             "spread_floor": HOST_SPREAD}
 
 
-def _beside(track, lesson, variant, size, shown_size, baseline, label, earlier):
+def _beside(track, lesson, variant, size, shown_size, baseline, label, earlier=None):
     """A gate whose case times the lesson's variant beside `baseline`, the previous lesson's
     approach kept in the same program, in one process: "x the <baseline> variant's speed per
     iteration". From a tour, the baseline's record of this lesson when the tour has one, else
@@ -310,7 +310,7 @@ def _beside(track, lesson, variant, size, shown_size, baseline, label, earlier):
 
 
 def _beside_ratio(results, record, own_baseline, earlier):
-    base = find_record(results, own_baseline) or find_record(results, earlier)
+    base = find_record(results, own_baseline) or (find_record(results, earlier) if earlier else None)
     return _us(base) / _us(record) if base and _us(base) and _us(record) else None
 
 
@@ -389,7 +389,7 @@ TOUR_GATES = [
     _red("07_grid_stride", "float", ("reduction", "06_complete_unroll", "float", "67108864")),
     _red("08_warp_shuffle_atomic", "float, atomic per block", ("reduction", "07_grid_stride", "float", "67108864")),
     _red("09_vectorized", "float4", ("reduction", "08_warp_shuffle_atomic", "float, atomic per block", "67108864")),
-    # Lessons 3-4 and JOR 4-5 keep the previous lesson's approach as their first variant; their
+    # Lessons 3-4 and 10, and JOR 4-5, 7 and 8, keep the previous approach as a variant; their
     # cases time the two in one process (an iteration of microseconds, paced by the host, moves
     # by a quarter between processes, the ratio of two in one process by a few percent).
     _beside("cg", "03_device_pointer_mode", "device pointers", CG_DEFAULT_SIZE, CG_DEFAULT, "host pointers",
@@ -401,24 +401,17 @@ TOUR_GATES = [
     _cg("07_graph_while", "graph while", ("cg", "06_mapped_polling", "poll=every-k", CG_DEFAULT_SIZE)),
     _cg("08_persistent", "resident", ("cg", "07_graph_while", "graph while", CG_DEFAULT_SIZE)),
     _cg("09_streaming", "vectors=on-chip", ("cg", "09_streaming", "vectors=memory", CG_LARGE_SIZE), large=True),
-    {"gate": "cg/10_one_round", "measure": "x the grid-barrier variant's speed per iteration", "size": CG_DEFAULT,
-     "record": ("cg", "10_one_round", "pipelined, one round", CG_DEFAULT_SIZE),
-     "read": "cg10", "previous": lambda results: 1.0, "spread_floor": HOST_SPREAD,
-     "previous_text": "the grid-barrier variant itself (1.0x)"},
+    _beside("cg", "10_one_round", "pipelined, one round", CG_DEFAULT_SIZE, CG_DEFAULT, "pipelined, grid barrier",
+            "grid-barrier"),
     _jor("02_warp_rows", "1 row per warp", "4096 float", ("jor", "01_block_per_row", "restrict", "4096 float")),
     _beside("jor", "04_fused", "fused", "512 float", "N = 512, float", "three launches", "three-launch",
             ("jor", "02_warp_rows", "1 row per warp", "512 float")),
     _beside("jor", "05_graph_loop", "while graph", "512 float", "N = 512, float", "one look per sweep",
             "one-look-per-sweep", ("jor", "04_fused", "fused", "512 float")),
     _jor("06_persistent", "persistent", "512 float", ("jor", "05_graph_loop", "while graph", "512 float")),
-    {"gate": "jor/07_l2_reuse", "measure": "x the persistent variant's speed per iteration",
-     "size": "N = 4096, float", "record": ("jor", "07_l2_reuse", "alternating direction", "4096 float"),
-     "read": "jor07", "previous": lambda results: 1.0, "spread_floor": HOST_SPREAD,
-     "previous_text": "the persistent variant itself (1.0x)"},
-    {"gate": "jor/08_mixed_precision", "measure": "x the double variant's speed per iteration",
-     "size": "N = 8192, double", "record": ("jor", "08_mixed_precision", "mixed", "8192 double"),
-     "read": "jor08", "previous": lambda results: 1.0, "spread_floor": HOST_SPREAD,
-     "previous_text": "the double variant itself (1.0x)"},
+    _beside("jor", "07_l2_reuse", "alternating direction", "4096 float", "N = 4096, float", "persistent",
+            "persistent"),
+    _beside("jor", "08_mixed_precision", "mixed", "8192 double", "N = 8192, double", "double", "double"),
 ]
 
 
@@ -458,13 +451,6 @@ def _reader(spec, results):
         return lambda r: _beside_ratio(results, r, read[1], read[2])
     if read == "jor_d2d":
         return _jor_d2d(results)
-    if read == "cg10":
-        return lambda r: _speedup("cg", "10_one_round", "pipelined, grid barrier", "pipelined, one round",
-                                  CG_DEFAULT_SIZE)(results)
-    if read == "jor07":
-        return lambda r: _speedup("jor", "07_l2_reuse", "persistent", "alternating direction", "4096 float")(results)
-    if read == "jor08":
-        return lambda r: _speedup("jor", "08_mixed_precision", "double", "mixed", "8192 double")(results)
     if read == "mg05":
         return lambda r: _speedup("multigpu", "05_overlap", "sequential", "overlap", "weak")(results)
     return read

@@ -44,6 +44,8 @@ TEACHING = {
         "variant": "vectors=on-chip", "size": "128x128x128", "note": "large problem",
         "caption": "09_streaming is shown at its large problem (2.1 M rows), the size it is about; its solves/s "
                    "and \u00b5s/iteration are of that problem, its shares of the floor comparable with the rows above"},
+    # Lesson 04 keeps lesson 02's sweep beside it as its baseline, "three launches".
+    ("jor", "04_fused"): {"variant": "fused"},
     ("jor", "06_persistent"): {"variant": "persistent"},
     ("jor", "08_mixed_precision"): {
         "variant": "mixed", "note": "double solve",
