@@ -369,13 +369,16 @@ TOUR_GATES = [
     _red("07_grid_stride", "float", ("reduction", "06_complete_unroll", "float", "67108864")),
     _red("08_warp_shuffle_atomic", "float, atomic per block", ("reduction", "07_grid_stride", "float", "67108864")),
     _red("09_vectorized", "float4", ("reduction", "08_warp_shuffle_atomic", "float, atomic per block", "67108864")),
-    # Lesson 03 keeps the previous lesson's approach as its first variant: the gate is the
-    # lesson's variant's speed per iteration over it, in the same run.
+    # Lessons 03 and 04 keep the previous lesson's approach as their first variant: the gate is
+    # the lesson's variant's speed per iteration over it, in the same run.
     {"gate": "cg/03_device_pointer_mode", "measure": "x the host-pointers variant's speed per iteration",
      "size": CG_DEFAULT, "record": ("cg", "03_device_pointer_mode", "device pointers", CG_DEFAULT_SIZE),
      "read": "cg03", "previous": lambda results: 1.0, "spread_floor": HOST_SPREAD,
      "previous_text": "the host-pointers variant itself (1.0x)"},
-    _cg("04_own_dot", "own dot", ("cg", "03_device_pointer_mode", "device pointers", CG_DEFAULT_SIZE)),
+    {"gate": "cg/04_own_dot", "measure": "x the cuBLAS-dot variant's speed per iteration", "size": CG_DEFAULT,
+     "record": ("cg", "04_own_dot", "own dot", CG_DEFAULT_SIZE),
+     "read": "cg04", "previous": lambda results: 1.0, "spread_floor": HOST_SPREAD,
+     "previous_text": "the cuBLAS-dot variant itself (1.0x)"},
     _cg("05_fusion", "fused", ("cg", "04_own_dot", "own dot", CG_DEFAULT_SIZE)),
     _cg("06_mapped_polling", "poll=every-k", ("cg", "05_fusion", "fused", CG_DEFAULT_SIZE)),
     _cg("07_graph_while", "graph while", ("cg", "06_mapped_polling", "poll=every-k", CG_DEFAULT_SIZE)),
@@ -437,6 +440,8 @@ def _reader(spec, results):
     if read == "cg03":
         return lambda r: _speedup("cg", "03_device_pointer_mode", "host pointers", "device pointers",
                                   CG_DEFAULT_SIZE)(results)
+    if read == "cg04":
+        return lambda r: _speedup("cg", "04_own_dot", "cuBLAS dot", "own dot", CG_DEFAULT_SIZE)(results)
     if read == "cg10":
         return lambda r: _speedup("cg", "10_one_round", "pipelined, grid barrier", "pipelined, one round",
                                   CG_DEFAULT_SIZE)(results)

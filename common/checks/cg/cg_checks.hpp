@@ -13,8 +13,8 @@
 /// stops at the converging iteration or may run up to k - 1 past it). A variant is found
 /// in lesson::variants() by its name only: one that is missing or renamed fails.
 ///
-/// The speed case of lessons 4-9 is judge_against_bandwidth_floor(); that of lessons 3 and 10,
-/// whose programs keep the previous approach as a variant, is judge_against_variant().
+/// The speed case of lessons 5-9 is judge_against_bandwidth_floor(); that of lessons 3, 4 and
+/// 10, whose programs keep the previous approach as a variant, is judge_against_variant().
 #pragma once
 
 #include "catch.hpp"
@@ -363,7 +363,7 @@ inline double median_us_per_iteration(const Variant& v, TestProblem& p) {
     return 1000 * ms / std::max(1.0, perf_gate::median_in_place(iterations));
 }
 
-/// The speed case of lessons 4-9: `variant` solves problem `problem_name` as the tour does;
+/// The speed case of lessons 5-9: `variant` solves problem `problem_name` as the tour does;
 /// its time per iteration (median_us_per_iteration()) is held to the bandwidth floor (the
 /// compulsory bytes of an iteration over the device-to-device copy bandwidth measured here)
 /// and judged against this GPU's threshold (perf_gate::judge(); common/checks/thresholds/).
