@@ -13,7 +13,8 @@
 /// stops at the converging iteration or may run up to k - 1 past it). A variant is found
 /// in lesson::variants() by its name only: one that is missing or renamed fails.
 ///
-/// The speed case of lessons 3-9 is judge_against_bandwidth_floor().
+/// The speed case of lessons 5-9 is judge_against_bandwidth_floor(); that of lessons 3, 4 and
+/// 10, whose programs keep the previous approach as a variant, is judge_against_variant().
 #pragma once
 
 #include "catch.hpp"
@@ -23,6 +24,7 @@
 #include "tut/cg.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -361,7 +363,7 @@ inline double median_us_per_iteration(const Variant& v, TestProblem& p) {
     return 1000 * ms / std::max(1.0, perf_gate::median_in_place(iterations));
 }
 
-/// The speed case of lessons 3-9: `variant` solves problem `problem_name` as the tour does;
+/// The speed case of lessons 5-9: `variant` solves problem `problem_name` as the tour does;
 /// its time per iteration (median_us_per_iteration()) is held to the bandwidth floor (the
 /// compulsory bytes of an iteration over the device-to-device copy bandwidth measured here)
 /// and judged against this GPU's threshold (perf_gate::judge(); common/checks/thresholds/).
@@ -380,6 +382,75 @@ inline void judge_against_bandwidth_floor(const std::string& case_name, perf_gat
     m.spread_floor = 0.05;  // a solve paced by the host
     if (!previous_variant.empty() && perf_gate::calibrating())
         m.previous_measured = floor_us / median_us_per_iteration(variant_named(previous_variant), p);
+    perf_gate::judge(case_name, m);
+}
+
+/// One solve into a poisoned x between guard zones: how it ended and x.
+struct Solved {
+    SolveResult result;
+    std::vector<float> x;
+};
+
+inline Solved solve_once(tut::cg::Solver& solver, const TestProblem& p) {
+    tut_checks::GuardedBuffer<float> dx(size_t(p.A.rows), kGuard);
+    Solved s;
+    s.result = solve_guarded(solver, p, dx);
+    s.x = dx.download();
+    return s;
+}
+
+/// The expected variant's solver for problem p, to tolerance kTol, stopping at `max_iterations`.
+inline std::unique_ptr<tut::cg::Solver> build_solver(const Expected& e, const TestProblem& p, int max_iterations) {
+    SolveOptions opt;
+    opt.tolerance = kTol;
+    opt.max_iterations = max_iterations;
+    std::unique_ptr<tut::cg::Solver> solver;
+    REQUIRE_NOTHROW(solver = variant_named(e.name).run(p.A, *p.dA, opt));
+    return solver;
+}
+
+/// Median wall-clock time per iteration of a solve (3 warm-up solves, 15 timed): the time of
+/// each solve over the loop bodies it ran.
+inline double us_per_iteration(tut::cg::Solver& solver, const TestProblem& p) {
+    tut_checks::GuardedBuffer<float> dx(size_t(p.A.rows), kGuard);
+    for (int i = 0; i < 3; ++i) solver.solve(p.db.get(), dx.get());
+    std::vector<double> us;
+    for (int i = 0; i < 15; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const SolveResult r = solver.solve(p.db.get(), dx.get());
+        const double elapsed = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        us.push_back(elapsed / std::max(1, r.iterations));
+    }
+    return perf_gate::median_in_place(us);
+}
+
+/// The speed case of a lesson whose program keeps the previous approach as a variant
+/// (`baseline`): both solve problem `problem_name` in this process, and the ratio is the
+/// baseline's time per iteration over the lesson's (us_per_iteration(), the baseline timed
+/// first), judged against this GPU's threshold (perf_gate::judge(); common/checks/thresholds/).
+/// Within one process the ratio moves by a few percent, where the time per iteration of a
+/// host-paced solve moves by a quarter from one process to the next. A lesson's variant whose
+/// solve is wrong is not timed (the case fails). The check file fills m's measure, size,
+/// previous_from and hint; the rest is set here.
+inline void judge_against_variant(const std::string& case_name, perf_gate::Measurement m, const Expected& lesson_variant,
+                                  const Expected& baseline, const std::string& problem_name) {
+    TestProblem& p = problem(problem_name);
+    const int limit = 3 * reference_iterations(problem_name, lesson_variant.preconditioner == Preconditioner::jacobi) + 50;
+    auto slow = build_solver(baseline, p, limit);
+    auto fast = build_solver(lesson_variant, p, limit);
+    {  // a wrong solve is not timed
+        const Solved s = solve_once(*fast, p);
+        const auto c = tut::cg::check_solution(p.A, p.b, s.x, s.result, kTol);
+        INFO(tut_checks::exercise_hint());
+        INFO("'" << lesson_variant.name << "' on " << problem_name << ": " << c.verdict);
+        REQUIRE(c.ok);
+    }
+    const double slow_us = us_per_iteration(*slow, p), fast_us = us_per_iteration(*fast, p);
+    m.ratio = slow_us / fast_us;
+    m.detail = "'" + lesson_variant.name + "' " + perf_gate::fmt("%.2f us", fast_us) + " per iteration, '" +
+               baseline.name + "' " + perf_gate::fmt("%.2f us", slow_us);
+    m.previous_measured = 1.0;  // the previous approach is the baseline itself
+    m.spread_floor = 0.05;      // solves paced by the host
     perf_gate::judge(case_name, m);
 }
 
