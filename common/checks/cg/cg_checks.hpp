@@ -24,7 +24,6 @@
 #include "tut/cg.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -409,33 +408,21 @@ inline std::unique_ptr<tut::cg::Solver> build_solver(const Expected& e, const Te
     return solver;
 }
 
-/// Median wall-clock time per iteration of a solve (3 warm-up solves, 15 timed): the time of
-/// each solve over the loop bodies it ran.
-inline double us_per_iteration(tut::cg::Solver& solver, const TestProblem& p) {
-    tut_checks::GuardedBuffer<float> dx(size_t(p.A.rows), kGuard);
-    for (int i = 0; i < 3; ++i) solver.solve(p.db.get(), dx.get());
-    std::vector<double> us;
-    for (int i = 0; i < 15; ++i) {
-        const auto t0 = std::chrono::steady_clock::now();
-        const SolveResult r = solver.solve(p.db.get(), dx.get());
-        const double elapsed = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-        us.push_back(elapsed / std::max(1, r.iterations));
-    }
-    return perf_gate::median_in_place(us);
-}
-
 /// The speed case of a lesson whose program keeps the previous approach as a variant
-/// (`baseline`): both solve problem `problem_name` in this process, and the ratio is the
-/// baseline's time per iteration over the lesson's (us_per_iteration(), the baseline timed
-/// first), judged against this GPU's threshold (perf_gate::judge(); common/checks/thresholds/).
+/// (`baseline`): both solve problem `problem_name` in this process, timed by the host's clock
+/// in alternating rounds (perf_gate::time_beside()), and the ratio is the baseline's median
+/// time per iteration over the lesson's, judged against this GPU's threshold
+/// (perf_gate::judge(); common/checks/thresholds/).
 /// Within one process the ratio moves by a few percent, where the time per iteration of a
 /// host-paced solve moves by a quarter from one process to the next. A lesson's variant whose
 /// solve is wrong is not timed (the case fails). The check file fills m's measure, size,
 /// previous_from and hint; the rest is set here.
-inline void judge_against_variant(const std::string& case_name, perf_gate::Measurement m, const Expected& lesson_variant,
-                                  const Expected& baseline, const std::string& problem_name) {
+inline void judge_against_variant(const std::string& case_name, perf_gate::Measurement m,
+                                  const Expected& lesson_variant, const Expected& baseline,
+                                  const std::string& problem_name) {
     TestProblem& p = problem(problem_name);
-    const int limit = 3 * reference_iterations(problem_name, lesson_variant.preconditioner == Preconditioner::jacobi) + 50;
+    const bool jacobi = lesson_variant.preconditioner == Preconditioner::jacobi;
+    const int limit = 3 * reference_iterations(problem_name, jacobi) + 50;
     auto slow = build_solver(baseline, p, limit);
     auto fast = build_solver(lesson_variant, p, limit);
     {  // a wrong solve is not timed
@@ -445,10 +432,19 @@ inline void judge_against_variant(const std::string& case_name, perf_gate::Measu
         INFO("'" << lesson_variant.name << "' on " << problem_name << ": " << c.verdict);
         REQUIRE(c.ok);
     }
-    const double slow_us = us_per_iteration(*slow, p), fast_us = us_per_iteration(*fast, p);
+    tut_checks::GuardedBuffer<float> dx(size_t(p.A.rows), kGuard);
+    std::vector<double> fast_iterations, slow_iterations;  // every solve's, warm-up included: one count
+    perf_gate::Plan plan;
+    plan.host_clock = true;
+    plan.repeats = 5;  // 15 solves of each, as median_us_per_iteration()
+    const perf_gate::Times t =
+        perf_gate::time_beside([&] { fast_iterations.push_back(fast->solve(p.db.get(), dx.get()).iterations); },
+                               [&] { slow_iterations.push_back(slow->solve(p.db.get(), dx.get()).iterations); }, plan);
+    const double fast_us = 1000 * t.work_ms / std::max(1.0, perf_gate::median_in_place(fast_iterations));
+    const double slow_us = 1000 * t.yardstick_ms / std::max(1.0, perf_gate::median_in_place(slow_iterations));
     m.ratio = slow_us / fast_us;
     m.detail = "'" + lesson_variant.name + "' " + perf_gate::fmt("%.2f us", fast_us) + " per iteration, '" +
-               baseline.name + "' " + perf_gate::fmt("%.2f us", slow_us);
+               baseline.name + "' " + perf_gate::fmt("%.2f us", slow_us) + ", medians of " + std::to_string(t.samples);
     m.previous_measured = 1.0;  // the previous approach is the baseline itself
     m.spread_floor = 0.05;      // solves paced by the host
     perf_gate::judge(case_name, m);
