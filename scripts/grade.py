@@ -1860,7 +1860,8 @@ def gate_outcome(outcome, reports, entry=None):
     it did not run to the end; and the judged ratios (without a judged case, those of the
     cases that measure what the thresholds `entry` names, at its size)."""
     judged = [r for r in reports if r.get("status") in ("pass", "fail")]
-    alike = [r for r in reports if entry and (r.get("measure"), r.get("size")) == (entry.get("measure"), entry.get("size"))]
+    shape = (entry.get("measure"), entry.get("size")) if entry else None
+    alike = [r for r in reports if (r.get("measure"), r.get("size")) == shape]
     ratios = [float(r["ratio"]) for r in (judged or alike) if isinstance(r.get("ratio"), (int, float))]
     if outcome != "ran":
         return outcome, ratios
@@ -1960,7 +1961,8 @@ def confirm_gates(build_dir, out, only, tracks, jobs, count, bank_dir=WRONG_BANK
         return SKIP_EXIT
     entries_here = threshold_entries(gpu)
     # the gates, and the unscored ones --only names: their runs may show the gap a threshold needs
-    gates = {k: v for k, v in entries_here.items() if v.get("threshold") is not None or (k in only and v.get("measure"))}
+    gates = {k: v for k, v in entries_here.items()
+             if v.get("threshold") is not None or (k in only and v.get("measure"))}
     if not gates:
         print(f"confirm-gates: {gpu} has no thresholds file with a gate ({THRESHOLDS_DIR / gpu_file_name(gpu)}); "
               "write one with --calibrate first")

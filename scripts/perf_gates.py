@@ -699,17 +699,14 @@ def merge_confirmations(confs):
         for row in c.get("lessons", []):
             row = dict(row, date=row.get("date") or c.get("date"))  # a row is as new as its newest runs
             have = merged.get(row["lesson"])
-            if have is None:
-                merged[row["lesson"]] = json.loads(json.dumps(row))
-                continue
-            keep = dict(row)
-            keep["solution_ratios"] = have.get("solution_ratios", []) + row.get("solution_ratios", [])
-            keep["previous_lesson_ratios"] = (have.get("previous_lesson_ratios") or []) + (
-                row.get("previous_lesson_ratios") or [])
-            keep["previous_lesson"] = row.get("previous_lesson") or have.get("previous_lesson")
-            if have.get("submission") == row.get("submission"):
-                keep["submission_ratios"] = have.get("submission_ratios", []) + row.get("submission_ratios", [])
-            merged[row["lesson"]] = keep
+            if have is not None:  # new lists: the files' own rows stay as they were
+                row["solution_ratios"] = have.get("solution_ratios", []) + row.get("solution_ratios", [])
+                row["previous_lesson_ratios"] = (have.get("previous_lesson_ratios") or []) + (
+                    row.get("previous_lesson_ratios") or [])
+                row["previous_lesson"] = row.get("previous_lesson") or have.get("previous_lesson")
+                if have.get("submission") == row.get("submission"):
+                    row["submission_ratios"] = have.get("submission_ratios", []) + row.get("submission_ratios", [])
+            merged[row["lesson"]] = row
     return {"gpu": gpus[0], "date": confs[-1].get("date"), "lessons": list(merged.values())}
 
 

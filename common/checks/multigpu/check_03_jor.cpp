@@ -120,6 +120,23 @@ void check_jor(long long n, tut::mg::JorSharing sharing, int warps_per_row = 0) 
     MG_REQUIRE(bad.empty(), bad);
 }
 
+/// `c` (on every rank's communicator and stream) must be refused with tut::Unsupported:
+/// refused before any communication, so every rank gets to the verdict whatever happened.
+void require_refused(tut::mg::JorCall c, const std::string& what) {
+    Job& j = job();  // every rank
+    mg_checks::step("multigpu/03: " + what + " refused?");
+    c.ranks = {world().rank, world().size, j.nccl.comm, j.stream};
+    std::string bad = what + " was not refused with tut::Unsupported";
+    try {
+        lesson::jor_solve_float(c);
+    } catch (const tut::Unsupported&) {
+        bad.clear();
+    } catch (const std::exception& e) {
+        bad += std::string(" (it threw: ") + e.what() + ")";
+    }
+    MG_REQUIRE(bad.empty(), bad);
+}
+
 }  // namespace
 
 TEST_CASE("multigpu/03: float, one all-gather: the one-GPU solution, N = 1 .. 4099", "[exercise]") {
@@ -151,40 +168,16 @@ TEST_CASE("multigpu/03: the sweep with 1, 2 and 4 warps per row: the one-GPU sol
 }
 
 TEST_CASE("multigpu/03: N = 0 and N past the generator's limit are refused", "[baseline]") {
-    Job& j = job();  // every rank
     for (long long n : {0ll, tut::jor::kMaxN + 1}) {
-        mg_checks::step("multigpu/03: N = " + std::to_string(n) + " refused?");
         tut::mg::JorCall c;
         c.n = n;
-        c.ranks = {world().rank, world().size, j.nccl.comm, j.stream};
-        // Refused before any communication, so every rank gets here whatever happened.
-        std::string bad = "N = " + std::to_string(n) + " was not refused with tut::Unsupported";
-        try {
-            lesson::jor_solve_float(c);
-        } catch (const tut::Unsupported&) {
-            bad.clear();
-        } catch (const std::exception& e) {
-            bad += std::string(" (it threw: ") + e.what() + ")";
-        }
-        MG_REQUIRE(bad.empty(), bad);
+        require_refused(c, "N = " + std::to_string(n));
     }
 }
 
 TEST_CASE("multigpu/03: 3 warps per row is refused", "[baseline]") {
-    Job& j = job();  // every rank
-    mg_checks::step("multigpu/03: 3 warps per row refused?");
     tut::mg::JorCall c;
     c.n = 1000;
     c.warps_per_row = 3;
-    c.ranks = {world().rank, world().size, j.nccl.comm, j.stream};
-    // Refused when the solve is set up, before any communication.
-    std::string bad = "3 warps per row was not refused with tut::Unsupported";
-    try {
-        lesson::jor_solve_float(c);
-    } catch (const tut::Unsupported&) {
-        bad.clear();
-    } catch (const std::exception& e) {
-        bad += std::string(" (it threw: ") + e.what() + ")";
-    }
-    MG_REQUIRE(bad.empty(), bad);
+    require_refused(c, "3 warps per row");
 }
