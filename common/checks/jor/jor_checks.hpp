@@ -314,6 +314,10 @@ void judge_against_variant(const std::string& case_name, perf_gate::Measurement 
     std::vector<double> own_iterations, before_iterations;  // every solve's, warm-up included: one count
     perf_gate::Plan plan;
     plan.host_clock = true;
+    // 30 solves of each, strictly alternating: a host-paced solve's time drifts by a tenth
+    // over a few solves, and both must see the same drift
+    plan.repeats = 1;
+    plan.rounds = 30;
     const perf_gate::Times t =
         perf_gate::time_beside([&] { own_iterations.push_back(own->solve(x.get()).iterations); },
                                [&] { before_iterations.push_back(before->solve(x.get()).iterations); }, plan);
