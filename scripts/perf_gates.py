@@ -32,6 +32,7 @@ runs its checks on: results/multigpu/<gpu>-x2.json, found next to the single-GPU
 
 Usage:
   perf_gates.py --from-tour results/NVIDIA_H100_80GB_HBM3.json [--multigpu-tour FILE] [--out FILE]
+                                  [--only GATE ...]: those gates only, into the existing file
   perf_gates.py --from-confirmation gate-confirmation.json [more.json ...] [--out FILE]
                                   20 runs of each side (grade.py --confirm-gates): a threshold that
                                   held stands (with the evidence); one that did not moves to the
@@ -47,6 +48,7 @@ import os
 import re
 import statistics
 import sys
+import tempfile
 
 import results_json as rj
 
@@ -294,6 +296,24 @@ def _jor(lesson, variant, size, previous):
             "spread_floor": HOST_SPREAD}
 
 
+def _beside(track, lesson, variant, size, shown_size, baseline, label, earlier=None):
+    """A gate whose case times the lesson's variant beside `baseline`, the previous lesson's
+    approach kept in the same program, in one process: "x the <baseline> variant's speed per
+    iteration". From a tour, the baseline's record of this lesson when the tour has one, else
+    `earlier`, the previous lesson's record of the same approach (same run, another process).
+    `label` names the baseline in the measure ("host-pointers" for the variant "host pointers")."""
+    return {"gate": "%s/%s" % (track, lesson), "measure": "x the %s variant's speed per iteration" % label,
+            "size": shown_size, "record": (track, lesson, variant, size),
+            "read": ("beside", (track, lesson, baseline, size), earlier),
+            "previous": lambda results: 1.0, "spread_floor": HOST_SPREAD,
+            "previous_text": "the %s variant itself (1.0x)" % label}
+
+
+def _beside_ratio(results, record, own_baseline, earlier):
+    base = find_record(results, own_baseline) or (find_record(results, earlier) if earlier else None)
+    return _us(base) / _us(record) if base and _us(base) and _us(record) else None
+
+
 def _sgemm15_previous(results):
     """Lesson 14's FP32 kernel as a fraction of cuBLAS TF32 (lesson 15's yardstick)."""
     r14 = find_record(results, ("sgemm", "14_tuning", "128x256x16 swizzle 8 C staged", "4096"))
@@ -369,29 +389,29 @@ TOUR_GATES = [
     _red("07_grid_stride", "float", ("reduction", "06_complete_unroll", "float", "67108864")),
     _red("08_warp_shuffle_atomic", "float, atomic per block", ("reduction", "07_grid_stride", "float", "67108864")),
     _red("09_vectorized", "float4", ("reduction", "08_warp_shuffle_atomic", "float, atomic per block", "67108864")),
-    _cg("03_device_pointer_mode", "device pointers", ("cg", "02_jacobi", "jacobi", CG_DEFAULT_SIZE)),
-    _cg("04_own_dot", "own dot", ("cg", "03_device_pointer_mode", "device pointers", CG_DEFAULT_SIZE)),
+    # Lessons 3-4 and 10, and JOR 4-5, 7 and 8, keep the previous approach as a variant; their
+    # cases time the two in one process (an iteration of microseconds, paced by the host, moves
+    # by a quarter between processes, the ratio of two in one process by a few percent).
+    _beside("cg", "03_device_pointer_mode", "device pointers", CG_DEFAULT_SIZE, CG_DEFAULT, "host pointers",
+            "host-pointers", ("cg", "02_jacobi", "jacobi", CG_DEFAULT_SIZE)),
+    _beside("cg", "04_own_dot", "own dot", CG_DEFAULT_SIZE, CG_DEFAULT, "cuBLAS dot", "cuBLAS-dot",
+            ("cg", "03_device_pointer_mode", "device pointers", CG_DEFAULT_SIZE)),
     _cg("05_fusion", "fused", ("cg", "04_own_dot", "own dot", CG_DEFAULT_SIZE)),
     _cg("06_mapped_polling", "poll=every-k", ("cg", "05_fusion", "fused", CG_DEFAULT_SIZE)),
     _cg("07_graph_while", "graph while", ("cg", "06_mapped_polling", "poll=every-k", CG_DEFAULT_SIZE)),
     _cg("08_persistent", "resident", ("cg", "07_graph_while", "graph while", CG_DEFAULT_SIZE)),
     _cg("09_streaming", "vectors=on-chip", ("cg", "09_streaming", "vectors=memory", CG_LARGE_SIZE), large=True),
-    {"gate": "cg/10_one_round", "measure": "x the grid-barrier variant's speed per iteration", "size": CG_DEFAULT,
-     "record": ("cg", "10_one_round", "pipelined, one round", CG_DEFAULT_SIZE),
-     "read": "cg10", "previous": lambda results: 1.0, "spread_floor": HOST_SPREAD,
-     "previous_text": "the grid-barrier variant itself (1.0x)"},
+    _beside("cg", "10_one_round", "pipelined, one round", CG_DEFAULT_SIZE, CG_DEFAULT, "pipelined, grid barrier",
+            "grid-barrier"),
     _jor("02_warp_rows", "1 row per warp", "4096 float", ("jor", "01_block_per_row", "restrict", "4096 float")),
-    _jor("04_fused", "fused", "512 float", ("jor", "02_warp_rows", "1 row per warp", "512 float")),
-    _jor("05_graph_loop", "while graph", "512 float", ("jor", "04_fused", "fused", "512 float")),
+    _beside("jor", "04_fused", "fused", "512 float", "N = 512, float", "three launches", "three-launch",
+            ("jor", "02_warp_rows", "1 row per warp", "512 float")),
+    _beside("jor", "05_graph_loop", "while graph", "512 float", "N = 512, float", "one look per sweep",
+            "one-look-per-sweep", ("jor", "04_fused", "fused", "512 float")),
     _jor("06_persistent", "persistent", "512 float", ("jor", "05_graph_loop", "while graph", "512 float")),
-    {"gate": "jor/07_l2_reuse", "measure": "x the persistent variant's speed per iteration",
-     "size": "N = 4096, float", "record": ("jor", "07_l2_reuse", "alternating direction", "4096 float"),
-     "read": "jor07", "previous": lambda results: 1.0, "spread_floor": HOST_SPREAD,
-     "previous_text": "the persistent variant itself (1.0x)"},
-    {"gate": "jor/08_mixed_precision", "measure": "x the double variant's speed per iteration",
-     "size": "N = 8192, double", "record": ("jor", "08_mixed_precision", "mixed", "8192 double"),
-     "read": "jor08", "previous": lambda results: 1.0, "spread_floor": HOST_SPREAD,
-     "previous_text": "the double variant itself (1.0x)"},
+    _beside("jor", "07_l2_reuse", "alternating direction", "4096 float", "N = 4096, float", "persistent",
+            "persistent"),
+    _beside("jor", "08_mixed_precision", "mixed", "8192 double", "N = 8192, double", "double", "double"),
 ]
 
 
@@ -427,15 +447,10 @@ def find_record(results, key):
 
 def _reader(spec, results):
     read = spec["read"]
+    if isinstance(read, tuple) and read[0] == "beside":
+        return lambda r: _beside_ratio(results, r, read[1], read[2])
     if read == "jor_d2d":
         return _jor_d2d(results)
-    if read == "cg10":
-        return lambda r: _speedup("cg", "10_one_round", "pipelined, grid barrier", "pipelined, one round",
-                                  CG_DEFAULT_SIZE)(results)
-    if read == "jor07":
-        return lambda r: _speedup("jor", "07_l2_reuse", "persistent", "alternating direction", "4096 float")(results)
-    if read == "jor08":
-        return lambda r: _speedup("jor", "08_mixed_precision", "double", "mixed", "8192 double")(results)
     if read == "mg05":
         return lambda r: _speedup("multigpu", "05_overlap", "sequential", "overlap", "weak")(results)
     return read
@@ -495,13 +510,34 @@ def reports_from_tour(results, multigpu=None):
     return reports, missing
 
 
-def thresholds_from_tour(results_path, out_path=None, multigpu_path=None):
+def thresholds_from_tour(results_path, out_path=None, multigpu_path=None, only=None):
     """Writes the thresholds file of a results/<gpu>.json (the committed files' first version),
-    with the multigpu gates from `multigpu_path` (default: multigpu_tour_path())."""
+    with the multigpu gates from `multigpu_path` (default: multigpu_tour_path()). `only`: the
+    gates to write from the tour; every other entry of the existing file stays as it is."""
     with open(results_path, encoding="utf-8") as f:
         results = json.load(f)
     gpu = results["gpu"]
     out_path = out_path or os.path.join(THRESHOLDS_DIR, gpu_file_name(gpu))
+    if only:
+        unknown = sorted(set(only) - {spec["gate"] for spec in TOUR_GATES})
+        if unknown:
+            raise ValueError("no such gate: %s" % ", ".join(unknown))
+        kept = load_existing(out_path)
+        if kept is None:
+            raise ValueError("%s: no thresholds file to update" % out_path)
+        fd, fresh_path = tempfile.mkstemp(suffix=".json")
+        os.close(fd)
+        try:
+            fresh = thresholds_from_tour(results_path, fresh_path, multigpu_path)
+        finally:
+            os.remove(fresh_path)
+        for gate in only:
+            kept["lessons"][gate] = fresh["lessons"][gate]
+        kept["lessons"] = {k: kept["lessons"][k] for k in sorted(kept["lessons"], key=gate_sort_key)}
+        with open(out_path, "w", encoding="utf-8") as f:
+            json.dump(kept, f, indent=2)
+            f.write("\n")
+        return kept
     multigpu = None
     multigpu_path = multigpu_path or multigpu_tour_path(results_path, gpu)
     if multigpu_path:
@@ -862,6 +898,8 @@ def main(argv=None):
     ap.add_argument("--summary", nargs="+", metavar="REPORT",
                     help="tally TUT_PERF_REPORT files of repeated runs per gate: passes, fails, the ratios' range")
     ap.add_argument("--from-tour", metavar="RESULTS", help="write a thresholds file from results/<gpu>.json")
+    ap.add_argument("--only", action="append", default=[], metavar="GATE",
+                    help="with --from-tour: write only this gate (track/NN_name, repeatable) into the existing file")
     ap.add_argument("--multigpu-tour", metavar="RESULTS",
                     help="with --from-tour: the multigpu track's tour on 2 GPUs, for its gates (default: "
                          "multigpu/<gpu>-x2.json beside the --from-tour file)")
@@ -899,7 +937,7 @@ def main(argv=None):
             print("%s: %s" % (gate, outcome))
         return 0
     if args.from_tour:
-        data = thresholds_from_tour(args.from_tour, args.out, args.multigpu_tour)
+        data = thresholds_from_tour(args.from_tour, args.out, args.multigpu_tour, args.only)
         gated = sum(1 for e in data["lessons"].values() if e.get("threshold") is not None)
         print("%s: %d gates, %d scored" % (data["gpu"], len(data["lessons"]), gated))
         return 0

@@ -39,11 +39,16 @@ TEACHING = {
     # Lesson 13 is about cp.async; its fastest record is lesson 12's register staging, kept beside it.
     ("sgemm", "13_cp_async"): {"variant": "cp.async 3 stages"},
     ("reduction", "09_vectorized"): {"variant": "double2"},
+    # CG lessons 03 and 04 keep the previous lesson's approach as their first variant.
+    ("cg", "03_device_pointer_mode"): {"variant": "device pointers"},
+    ("cg", "04_own_dot"): {"variant": "own dot"},
     ("cg", "07_graph_while"): {"variant": "graph while"},
     ("cg", "09_streaming"): {
         "variant": "vectors=on-chip", "size": "128x128x128", "note": "large problem",
         "caption": "09_streaming is shown at its large problem (2.1 M rows), the size it is about; its solves/s "
                    "and \u00b5s/iteration are of that problem, its shares of the floor comparable with the rows above"},
+    # Lesson 04 keeps lesson 02's sweep beside it as its baseline, "three launches".
+    ("jor", "04_fused"): {"variant": "fused"},
     ("jor", "06_persistent"): {"variant": "persistent"},
     ("jor", "08_mixed_precision"): {
         "variant": "mixed", "note": "double solve",

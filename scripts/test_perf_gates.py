@@ -351,6 +351,38 @@ class MultigpuGates(unittest.TestCase):
                 perf_gates.thresholds_from_tour(os.path.join(tmp, stem + ".json"), os.path.join(tmp, "u.json"),
                                                 os.path.join(tmp, "x4.json"))
 
+    def test_a_gate_beside_a_baseline_reads_its_own_record_else_the_earlier_lessons(self):
+        def rec(lesson, variant, us):
+            return {"track": "jor", "lesson": lesson, "variant": variant, "size": "512 float",
+                    "extra": {"us_per_iter": us}}
+        spec = next(s for s in perf_gates.TOUR_GATES if s["gate"] == "jor/05_graph_loop")
+        self.assertEqual(spec["measure"], "x the one-look-per-sweep variant's speed per iteration")
+        results = {"records": [rec("04_fused", "fused", 20.0), rec("05_graph_loop", "while graph", 10.0)]}
+        read = perf_gates._reader(spec, results)
+        self.assertAlmostEqual(read(perf_gates.find_record(results, spec["record"])), 2.0)
+        results["records"].append(rec("05_graph_loop", "one look per sweep", 15.0))  # the same run's own baseline
+        self.assertAlmostEqual(read(perf_gates.find_record(results, spec["record"])), 1.5)
+
+    def test_from_tour_only_rewrites_the_gates_it_names(self):
+        single, multi = self.tours()
+        with tempfile.TemporaryDirectory() as tmp:
+            stem = perf_gates.gpu_file_name(GPU)[:-len(".json")]
+            results = os.path.join(tmp, stem + ".json")
+            with open(results, "w") as f:
+                json.dump(single, f)
+            out = os.path.join(tmp, "t.json")
+            with open(out, "w") as f:
+                json.dump({"gpu": GPU, "source": "tour 2025-12-31",
+                           "lessons": {"multigpu/05_overlap": {"measure": "m", "size": "s", "threshold": 9.0},
+                                       "sgemm/05_shared_tiling": {"measure": "m", "size": "s", "threshold": 0.5}}}, f)
+            data = perf_gates.thresholds_from_tour(results, out,
+                                                   only=["sgemm/05_shared_tiling"])
+            self.assertEqual(data["lessons"]["multigpu/05_overlap"]["threshold"], 9.0)  # kept as it was
+            self.assertEqual(data["source"], "tour 2025-12-31")
+            self.assertNotEqual(data["lessons"]["sgemm/05_shared_tiling"]["measure"], "m")
+            with self.assertRaises(ValueError):
+                perf_gates.thresholds_from_tour(results, out, only=["sgemm/99_none"])
+
     def test_committed_multigpu_gates_name_two_gpus(self):
         for gpu_file in ("NVIDIA_H100_80GB_HBM3.json", "NVIDIA_H200.json"):
             with open(os.path.join(perf_gates.THRESHOLDS_DIR, gpu_file)) as f:

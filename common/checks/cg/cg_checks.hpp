@@ -13,7 +13,8 @@
 /// stops at the converging iteration or may run up to k - 1 past it). A variant is found
 /// in lesson::variants() by its name only: one that is missing or renamed fails.
 ///
-/// The speed case of lessons 3-9 is judge_against_bandwidth_floor().
+/// The speed case of lessons 5-9 is judge_against_bandwidth_floor(); that of lessons 3, 4 and
+/// 10, whose programs keep the previous approach as a variant, is judge_against_variant().
 #pragma once
 
 #include "catch.hpp"
@@ -361,7 +362,7 @@ inline double median_us_per_iteration(const Variant& v, TestProblem& p) {
     return 1000 * ms / std::max(1.0, perf_gate::median_in_place(iterations));
 }
 
-/// The speed case of lessons 3-9: `variant` solves problem `problem_name` as the tour does;
+/// The speed case of lessons 5-9: `variant` solves problem `problem_name` as the tour does;
 /// its time per iteration (median_us_per_iteration()) is held to the bandwidth floor (the
 /// compulsory bytes of an iteration over the device-to-device copy bandwidth measured here)
 /// and judged against this GPU's threshold (perf_gate::judge(); common/checks/thresholds/).
@@ -380,6 +381,75 @@ inline void judge_against_bandwidth_floor(const std::string& case_name, perf_gat
     m.spread_floor = 0.05;  // a solve paced by the host
     if (!previous_variant.empty() && perf_gate::calibrating())
         m.previous_measured = floor_us / median_us_per_iteration(variant_named(previous_variant), p);
+    perf_gate::judge(case_name, m);
+}
+
+/// One solve into a poisoned x between guard zones: how it ended and x.
+struct Solved {
+    SolveResult result;
+    std::vector<float> x;
+};
+
+inline Solved solve_once(tut::cg::Solver& solver, const TestProblem& p) {
+    tut_checks::GuardedBuffer<float> dx(size_t(p.A.rows), kGuard);
+    Solved s;
+    s.result = solve_guarded(solver, p, dx);
+    s.x = dx.download();
+    return s;
+}
+
+/// The expected variant's solver for problem p, to tolerance kTol, stopping at `max_iterations`.
+inline std::unique_ptr<tut::cg::Solver> build_solver(const Expected& e, const TestProblem& p, int max_iterations) {
+    SolveOptions opt;
+    opt.tolerance = kTol;
+    opt.max_iterations = max_iterations;
+    std::unique_ptr<tut::cg::Solver> solver;
+    REQUIRE_NOTHROW(solver = variant_named(e.name).run(p.A, *p.dA, opt));
+    return solver;
+}
+
+/// The speed case of a lesson whose program keeps the previous approach as a variant
+/// (`baseline`): both solve problem `problem_name` in this process, timed by the host's clock
+/// in alternating rounds (perf_gate::time_beside()), and the ratio is the baseline's median
+/// time per iteration over the lesson's, judged against this GPU's threshold
+/// (perf_gate::judge(); common/checks/thresholds/).
+/// Within one process the ratio moves by a few percent, where the time per iteration of a
+/// host-paced solve moves by a quarter from one process to the next. A lesson's variant whose
+/// solve is wrong is not timed (the case fails). The check file fills m's measure, size,
+/// previous_from and hint; the rest is set here.
+inline void judge_against_variant(const std::string& case_name, perf_gate::Measurement m,
+                                  const Expected& lesson_variant, const Expected& baseline,
+                                  const std::string& problem_name) {
+    TestProblem& p = problem(problem_name);
+    const bool jacobi = lesson_variant.preconditioner == Preconditioner::jacobi;
+    const int limit = 3 * reference_iterations(problem_name, jacobi) + 50;
+    auto slow = build_solver(baseline, p, limit);
+    auto fast = build_solver(lesson_variant, p, limit);
+    {  // a wrong solve is not timed
+        const Solved s = solve_once(*fast, p);
+        const auto c = tut::cg::check_solution(p.A, p.b, s.x, s.result, kTol);
+        INFO(tut_checks::exercise_hint());
+        INFO("'" << lesson_variant.name << "' on " << problem_name << ": " << c.verdict);
+        REQUIRE(c.ok);
+    }
+    tut_checks::GuardedBuffer<float> dx(size_t(p.A.rows), kGuard);
+    std::vector<double> fast_iterations, slow_iterations;  // every solve's, warm-up included: one count
+    perf_gate::Plan plan;
+    plan.host_clock = true;
+    // 15 solves of each, as median_us_per_iteration(), strictly alternating: a host-paced
+    // solve's time drifts by a tenth over a few solves, and both must see the same drift
+    plan.repeats = 1;
+    plan.rounds = 15;
+    const perf_gate::Times t =
+        perf_gate::time_beside([&] { fast_iterations.push_back(fast->solve(p.db.get(), dx.get()).iterations); },
+                               [&] { slow_iterations.push_back(slow->solve(p.db.get(), dx.get()).iterations); }, plan);
+    const double fast_us = 1000 * t.work_ms / std::max(1.0, perf_gate::median_in_place(fast_iterations));
+    const double slow_us = 1000 * t.yardstick_ms / std::max(1.0, perf_gate::median_in_place(slow_iterations));
+    m.ratio = slow_us / fast_us;
+    m.detail = "'" + lesson_variant.name + "' " + perf_gate::fmt("%.2f us", fast_us) + " per iteration, '" +
+               baseline.name + "' " + perf_gate::fmt("%.2f us", slow_us) + ", medians of " + std::to_string(t.samples);
+    m.previous_measured = 1.0;  // the previous approach is the baseline itself
+    m.spread_floor = 0.05;      // solves paced by the host
     perf_gate::judge(case_name, m);
 }
 

@@ -6,7 +6,6 @@
 #include "perf_gate.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 
 using namespace cg_checks;
@@ -53,28 +52,6 @@ std::string main_problem() {
     return "diffusion 33x17x9";
 }
 
-// One solve into a poisoned x between guard zones: how it ended and x.
-struct Solved {
-    SolveResult result;
-    std::vector<float> x;
-};
-Solved solve_once(tut::cg::Solver& solver, const TestProblem& p) {
-    tut_checks::GuardedBuffer<float> dx(size_t(p.A.rows), kGuard);
-    Solved s;
-    s.result = solve_guarded(solver, p, dx);
-    s.x = dx.download();
-    return s;
-}
-
-std::unique_ptr<tut::cg::Solver> build(const Expected& e, const TestProblem& p, int max_iterations) {
-    SolveOptions opt;
-    opt.tolerance = kTol;
-    opt.max_iterations = max_iterations;
-    std::unique_ptr<tut::cg::Solver> solver;
-    REQUIRE_NOTHROW(solver = variant_named(e.name).run(p.A, *p.dA, opt));
-    return solver;
-}
-
 // The goals on one problem: iterations within kIterationShare of the reference; with
 // `within_tol`, the true residual within tol (plus the float limit).
 void check_goals(const Expected& e, const std::string& name, bool within_tol) {
@@ -83,7 +60,7 @@ void check_goals(const Expected& e, const std::string& name, bool within_tol) {
     const int slack = std::max(2, int(kIterationShare * ref));
     INFO("variant '" << e.name << "', problem " << name << ": CPU double reference " << ref << " iterations");
     INFO(tut_checks::exercise_hint());
-    auto solver = build(e, p, 3 * ref + 50);
+    auto solver = build_solver(e, p, 3 * ref + 50);
     const Solved s = solve_once(*solver, p);
     const auto c = tut::cg::check_solution(p.A, p.b, s.x, s.result, kTol);
     INFO(tut::cg::outcome_name(s.result.outcome) << " at iteration " << s.result.converged_at << ", true residual "
@@ -93,21 +70,6 @@ void check_goals(const Expected& e, const std::string& name, bool within_tol) {
     REQUIRE(std::abs(s.result.converged_at - ref) <= slack);
     REQUIRE(c.true_residual <= 2 * kTol);
     if (within_tol) REQUIRE(c.true_residual <= kTol + c.float_limit);
-}
-
-// Median wall-clock time per iteration of a solve (3 warm-up solves, 15 timed).
-double us_per_iteration(tut::cg::Solver& solver, const TestProblem& p) {
-    tut_checks::GuardedBuffer<float> dx(size_t(p.A.rows), kGuard);
-    for (int i = 0; i < 3; ++i) solver.solve(p.db.get(), dx.get());
-    std::vector<double> us;
-    for (int i = 0; i < 15; ++i) {
-        const auto t0 = std::chrono::steady_clock::now();
-        const SolveResult r = solver.solve(p.db.get(), dx.get());
-        const double elapsed = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-        us.push_back(elapsed / std::max(1, r.iterations));
-    }
-    std::sort(us.begin(), us.end());
-    return us[us.size() / 2];
 }
 
 TEST_CASE("cg/10_one_round: the one-round variants solve small problems to tolerance (true residual on the CPU)",
@@ -145,7 +107,7 @@ TEST_CASE("cg/10_one_round: the sums are the same in every run: a repeat solve g
             TestProblem& p = problem(name);
             INFO("variant '" << e.name << "', problem " << name);
             INFO(tut_checks::exercise_hint());
-            auto solver = build(e, p, 3 * reference_iterations(name, true) + 50);
+            auto solver = build_solver(e, p, 3 * reference_iterations(name, true) + 50);
             const Solved first = solve_once(*solver, p), second = solve_once(*solver, p);
             const auto c = tut::cg::check_solution(p.A, p.b, first.x, first.result, kTol);
             INFO("first solve: " << c.verdict);
@@ -164,29 +126,13 @@ TEST_CASE("cg/10_one_round: the one-round variants stop on a matrix that is not 
 TEST_CASE("cg/10_one_round: one round per iteration is faster per iteration than a grid barrier",
           "[performance]") {
     const std::string name = main_problem();
-    TestProblem& p = problem(name);
-    const int limit = 3 * reference_iterations(name, true) + 50;
-    auto barrier = build(kBarrier, p, limit);
-    auto one_round = build(kOneRound, p, limit);
-    {  // a wrong solve is not timed
-        const Solved s = solve_once(*one_round, p);
-        const auto c = tut::cg::check_solution(p.A, p.b, s.x, s.result, kTol);
-        INFO(tut_checks::exercise_hint());
-        INFO("'" << kOneRound.name << "' on " << name << ": " << c.verdict);
-        REQUIRE(c.ok);
-    }
-    const double slow = us_per_iteration(*barrier, p), fast = us_per_iteration(*one_round, p);
     perf_gate::Measurement m;
     m.measure = "x the grid-barrier variant's speed per iteration";
     m.size = name == "default" ? "default problem (40000 rows)" : name;
-    m.ratio = slow / fast;
-    m.detail = "'" + kOneRound.name + "' " + perf_gate::fmt("%.2f us", fast) + " per iteration, '" + kBarrier.name +
-               "' " + perf_gate::fmt("%.2f us", slow);
-    m.previous_measured = 1.0;  // the previous approach is the grid barrier itself
-    m.spread_floor = 0.05;      // solves paced by the host
     m.hint = "Does each block wait only for the tagged words it reads, with no grid barrier (or a barrier in "
              "disguise, waiting for every block before reading) left in the loop?";
-    perf_gate::judge("cg/10_one_round: one round per iteration is faster per iteration than a grid barrier", m);
+    judge_against_variant("cg/10_one_round: one round per iteration is faster per iteration than a grid barrier", m,
+                          kOneRound, kBarrier, name);
 }
 
 TEST_CASE("cg/10_one_round: the grid-barrier variant solves the small problems and the default one, and stops",

@@ -42,8 +42,9 @@ TEST_CASE("jor/08_mixed_precision: refuses bad options, bad systems and sizes be
 }
 
 // Speed, the lesson's idea: 'mixed' (A stored in float, the rest in double) against 'double' on
-// matrix 0 of N = 8192, per sweep, timed by the host's clock (median_sweep(), jor_checks.hpp); the
-// speed-up is judged against this GPU's threshold (perf_gate.hpp; common/checks/thresholds/).
+// matrix 0 of N = 8192, per sweep, timed by the host's clock in the same process
+// (judge_against_variant(), jor_checks.hpp); the speed-up is judged against this GPU's threshold
+// (perf_gate.hpp; common/checks/thresholds/).
 namespace {
 constexpr const char* kSpeedCase =
     "jor/08_mixed_precision: speed: 'mixed' per sweep at N = 8192 as a multiple of 'double', against this GPU's "
@@ -51,17 +52,10 @@ constexpr const char* kSpeedCase =
 }  // namespace
 
 TEST_CASE(kSpeedCase, "[performance]") {
-    const double mixed = median_sweep(variant_named<double>("mixed"), 8192).us;
-    const double full = median_sweep(variant_named<double>("double"), 8192).us;
     perf_gate::Measurement m;
     m.measure = "x the double variant's speed per iteration";
     m.size = "N = 8192, double";
-    m.ratio = full / mixed;
-    m.detail = "'mixed' " + perf_gate::fmt("%.1f us", mixed) + " per sweep, 'double' " +
-               perf_gate::fmt("%.1f us", full);
-    m.previous_measured = 1.0;  // the previous approach is 'double' itself
-    m.spread_floor = 0.05;      // solves paced by the host
     m.hint = "Does the row sum read A in its storage type (float for 'mixed') and convert each element as it is "
              "used, so that a sweep reads half the bytes of 'double'?";
-    perf_gate::judge(kSpeedCase, m);
+    judge_against_variant<double>(kSpeedCase, m, "mixed", "double", 8192);
 }

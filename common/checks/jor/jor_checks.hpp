@@ -15,7 +15,9 @@
 /// sums of a GPU round differently, which may move the last sweep's test either way; on
 /// the CPU the orders differ by at most one), and both guard zones untouched.
 ///
-/// The speed case of lessons 2 and 4-6 is judge_against_bandwidth_floor().
+/// The speed case of lessons 2 and 6 is judge_against_bandwidth_floor(); that of lessons 4, 5
+/// and 8, whose programs keep the previous approach as a variant, judge_against_variant()
+/// (lesson 7's, which keeps one too, times its pair one after the other: check_07_l2_reuse.cpp).
 #pragma once
 
 #include "catch.hpp"
@@ -246,6 +248,19 @@ struct Sweep {
     double bytes = 0;  ///< A as the solver stores it, and three vectors
 };
 
+/// `v`'s solver for `sys` with the default options, once a first solve into x has converged
+/// (a solve that does not converge is not timed: the case fails).
+template <class T>
+std::unique_ptr<tut::jor::Solver<T>> converged_solver(const tut::jor::Variant<T>& v, const DeviceSystem<T>& sys,
+                                                      T* x) {
+    std::unique_ptr<tut::jor::Solver<T>> solver;
+    REQUIRE_NOTHROW(solver = v.run(sys, default_options<T>(StopRule::norm)));
+    INFO("variant '" << v.name << "', N = " << sys.n << ": a solve that does not converge is not timed");
+    INFO(tut_checks::exercise_hint());
+    REQUIRE(solver->solve(x).converged);
+    return solver;
+}
+
 /// `v`'s solves of matrix 0 of size n with the default options, timed by the host's clock:
 /// the median microseconds per iteration, and the bytes one sweep reads. A solve that does
 /// not converge is not timed (the case fails).
@@ -253,12 +268,8 @@ template <class T>
 Sweep median_sweep(const tut::jor::Variant<T>& v, int n) {
     DeviceSystem<T> sys(n);
     tut::jor::generate_system(sys, tut::jor::kSeed, 0);
-    std::unique_ptr<tut::jor::Solver<T>> solver;
-    REQUIRE_NOTHROW(solver = v.run(sys, default_options<T>(StopRule::norm)));
     tut::DeviceBuffer<T> x(static_cast<size_t>(n));
-    INFO("variant '" << v.name << "', N = " << n << ": a solve that does not converge is not timed");
-    INFO(tut_checks::exercise_hint());
-    REQUIRE(solver->solve(x.get()).converged);
+    const std::unique_ptr<tut::jor::Solver<T>> solver = converged_solver(v, sys, x.get());
     std::vector<double> iterations;
     perf_gate::Plan plan;
     plan.host_clock = true;
@@ -280,6 +291,43 @@ void judge_against_bandwidth_floor(const std::string& case_name, perf_gate::Meas
     m.ratio = floor_us / sweep.us;
     m.detail = perf_gate::fmt("%.2f us per sweep", sweep.us) + ", floor " + perf_gate::fmt("%.2f us", floor_us);
     m.spread_floor = 0.05;  // a solve paced by the host
+    perf_gate::judge(case_name, m);
+}
+
+/// The speed case of a lesson whose program keeps the previous approach as a variant
+/// (`baseline`): `variant` and `baseline` solve matrix 0 of size n in T in the same process,
+/// on the same system, timed by the host's clock in alternating rounds
+/// (perf_gate::time_beside()), so that both see the same clocks and the same host; the ratio
+/// is the baseline's median time per sweep over the variant's, judged against this GPU's
+/// threshold. Where a sweep is a few microseconds paced by the host, its absolute time moves
+/// by tens of percent from one process to the next, the ratio of two timed side by side by a
+/// few; a variant that is still the previous approach measures about 1.0. The check file
+/// fills m's measure, size, previous_from and hint; the rest is set here.
+template <class T>
+void judge_against_variant(const std::string& case_name, perf_gate::Measurement m, const std::string& variant,
+                           const std::string& baseline, int n) {
+    DeviceSystem<T> sys(n);
+    tut::jor::generate_system(sys, tut::jor::kSeed, 0);
+    tut::DeviceBuffer<T> x(static_cast<size_t>(n));
+    const std::unique_ptr<tut::jor::Solver<T>> own = converged_solver(variant_named<T>(variant), sys, x.get());
+    const std::unique_ptr<tut::jor::Solver<T>> before = converged_solver(variant_named<T>(baseline), sys, x.get());
+    std::vector<double> own_iterations, before_iterations;  // every solve's, warm-up included: one count
+    perf_gate::Plan plan;
+    plan.host_clock = true;
+    // 30 solves of each, strictly alternating: a host-paced solve's time drifts by a tenth
+    // over a few solves, and both must see the same drift
+    plan.repeats = 1;
+    plan.rounds = 30;
+    const perf_gate::Times t =
+        perf_gate::time_beside([&] { own_iterations.push_back(own->solve(x.get()).iterations); },
+                               [&] { before_iterations.push_back(before->solve(x.get()).iterations); }, plan);
+    const double own_us = 1000 * t.work_ms / std::max(1.0, perf_gate::median_in_place(own_iterations));
+    const double before_us = 1000 * t.yardstick_ms / std::max(1.0, perf_gate::median_in_place(before_iterations));
+    m.ratio = before_us / own_us;
+    m.detail = "'" + variant + "' " + perf_gate::fmt("%.2f us", own_us) + " per sweep, '" + baseline + "' " +
+               perf_gate::fmt("%.2f us", before_us) + ", medians of " + std::to_string(t.samples);
+    m.previous_measured = 1.0;  // the previous approach is the baseline itself
+    m.spread_floor = 0.05;      // solves paced by the host
     perf_gate::judge(case_name, m);
 }
 

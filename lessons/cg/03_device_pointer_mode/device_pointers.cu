@@ -14,7 +14,10 @@
 //                               rule on the device (the exercise)
 //   start_scalars, jacobi_apply set-up, z = D^-1 r
 //   DevicePointerSolver         enqueues k iterations, then one copy back
-//   variant "device pointers"
+//   HostPointerSolver           below the divider: lesson 02's loop as it was (host pointer
+//                               mode, the host waits for every dot product), the baseline
+//   variants "host pointers" (the baseline, timed in the same run: the table's first row),
+//            "device pointers" (the lesson)
 #include "tut/cg.hpp"
 #include "tut/check_cublas.hpp"
 
@@ -171,8 +174,100 @@ std::unique_ptr<tut::cg::Solver> make_device_pointers(const tut::cg::Csr& A, con
 
 // ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
 
+namespace {
+
+using tut::cg::Outcome;
+
+// The baseline: lesson 02's solver as it was. cuBLAS and cuSPARSE stay in host pointer mode,
+// so each of the three dot products of an iteration returns its value to a host float, and
+// the host waits for it; it looks at r.r every iteration. It runs in the same program so
+// that the table and the checks' speed case compare the two loops in one run.
+class HostPointerSolver final : public tut::cg::Solver {
+  public:
+    HostPointerSolver(const tut::cg::DeviceMatrix& A, const std::vector<float>& dinv, const tut::cg::SolveOptions& opt)
+        : n_(A.n()), opt_(opt), dinv_(dinv), r_(size_t(n_)), z_(size_t(n_)), p_(size_t(n_)), q_(size_t(n_)) {
+        TUT_CUDA(cudaMemset(z_.get(), 0, z_.bytes()));
+        TUT_CUBLAS(cublasCreate(&cublas_));
+        TUT_CUSPARSE(cusparseCreate(&cusparse_));
+        spmv_ = std::make_unique<tut::cg::CusparseSpmv>(cusparse_, A.view(), p_.get(), q_.get());
+    }
+    ~HostPointerSolver() override {
+        spmv_.reset();
+        cusparseDestroy(cusparse_);
+        cublasDestroy(cublas_);
+    }
+
+    SolveResult solve(const float* b, float* x) override {
+        const float one = 1.0f, zero = 0.0f;
+        SolveResult res;
+        TUT_CUDA(cudaMemset(x, 0, sizeof(float) * n_));           // x0 = 0
+        TUT_CUBLAS(cublasScopy(cublas_, n_, b, 1, r_.get(), 1));  // r = b
+        float rr = 0.0f, rz = 0.0f;
+        TUT_CUBLAS(cublasSdot(cublas_, n_, r_.get(), 1, r_.get(), 1, &rr));
+        const double threshold = opt_.tolerance * opt_.tolerance * double(rr);
+        const double bb = rr;
+        if (rr <= threshold) return tut::cg::solve_result(Outcome::converged, res.iterations, 0, rr, bb);
+        precondition();                                                       // z = D^-1 r
+        TUT_CUBLAS(cublasScopy(cublas_, n_, z_.get(), 1, p_.get(), 1));       // p = z
+        TUT_CUBLAS(cublasSdot(cublas_, n_, r_.get(), 1, z_.get(), 1, &rz));   // waits
+
+        // Eigen's order, as in lesson 02: q = A p; alpha = r.z / p.q; x += alpha p;
+        // r -= alpha q; stop if ||r|| small; z = D^-1 r; beta = r.z new / old; p = z + beta p.
+        while (res.iterations < opt_.max_iterations) {
+            spmv_->run(&one, &zero);  // q = A p
+            ++res.iterations;
+            float pq = 0.0f;
+            TUT_CUBLAS(cublasSdot(cublas_, n_, p_.get(), 1, q_.get(), 1, &pq));  // waits
+            if (!(pq > 0.0f)) return tut::cg::solve_result(Outcome::not_positive_definite, res.iterations, -1, rr, bb);
+            const float alpha = rz / pq, minus_alpha = -alpha;
+            TUT_CUBLAS(cublasSaxpy(cublas_, n_, &alpha, p_.get(), 1, x, 1));
+            TUT_CUBLAS(cublasSaxpy(cublas_, n_, &minus_alpha, q_.get(), 1, r_.get(), 1));
+            TUT_CUBLAS(cublasSdot(cublas_, n_, r_.get(), 1, r_.get(), 1, &rr));  // waits
+            if (rr <= threshold) return tut::cg::solve_result(Outcome::converged, res.iterations, res.iterations, rr, bb);
+            precondition();
+            const float rz_old = rz;
+            TUT_CUBLAS(cublasSdot(cublas_, n_, r_.get(), 1, z_.get(), 1, &rz));  // waits
+            const float beta = rz / rz_old;
+            TUT_CUBLAS(cublasSscal(cublas_, n_, &beta, p_.get(), 1));                   // p = beta p
+            TUT_CUBLAS(cublasSaxpy(cublas_, n_, &one, z_.get(), 1, p_.get(), 1));       //   + z
+            TUT_CUDA(cudaDeviceSynchronize());  // as in the sample
+        }
+        return tut::cg::solve_result(Outcome::max_iterations, res.iterations, -1, rr, bb);
+    }
+
+    bool spmv_once() override {
+        const float one = 1.0f, zero = 0.0f;
+        spmv_->run(&one, &zero);
+        return true;
+    }
+
+  private:
+    void precondition() {
+        jacobi_apply<<<(n_ + kThreads - 1) / kThreads, kThreads>>>(n_, dinv_.get(), r_.get(), z_.get());
+        TUT_LAUNCH("jacobi_apply");
+    }
+
+    int n_;
+    tut::cg::SolveOptions opt_;
+    tut::DeviceBuffer<float> dinv_, r_, z_, p_, q_;
+    cublasHandle_t cublas_ = nullptr;
+    cusparseHandle_t cusparse_ = nullptr;
+    std::unique_ptr<tut::cg::CusparseSpmv> spmv_;
+};
+
+std::unique_ptr<tut::cg::Solver> make_host_pointers(const tut::cg::Csr& A, const tut::cg::DeviceMatrix& dA,
+                                                    const tut::cg::SolveOptions& opt) {
+    const std::vector<float> dinv = tut::cg::inverse_diagonal(A);
+    return std::make_unique<HostPointerSolver>(dA, dinv, opt);
+}
+
+}  // namespace
+
 namespace lesson {
-std::vector<tut::cg::Variant> variants() { return {{"device pointers", make_device_pointers}}; }
+std::vector<tut::cg::Variant> variants() {
+    return {{"host pointers", make_host_pointers},  // the baseline, lesson 02's loop
+            {"device pointers", make_device_pointers}};
+}
 }  // namespace lesson
 
 int main(int argc, char** argv) {

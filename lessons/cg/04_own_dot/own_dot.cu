@@ -14,8 +14,10 @@
 //   dot_kernel                  *result += x . y, one launch (the exercise)
 //   block_sum                   the sum over a block, valid in thread 0
 //   update_alpha, update_beta   lesson 03's scalar kernels, now also zeroing the sums they read
-//   OwnDotSolver                lesson 03's loop with dot_kernel for cublasSdot
-//   variant "own dot"
+//   OwnDotSolver                lesson 03's loop with dot_kernel for cublasSdot, or, for
+//                               the baseline, with lesson 03's cublasSdot (DotBy)
+//   variants "cuBLAS dot" (the baseline, lesson 03's iteration, timed in the same run: the
+//            table's first row), "own dot" (the lesson)
 #include "tut/cg.hpp"
 #include "tut/check_cublas.hpp"
 
@@ -127,11 +129,16 @@ __global__ void update_beta(Scalars* s) {
     s->rz = rz_new;
 }
 
+// What computes the dot products: our kernel (the lesson), or cublasSdot in device pointer
+// mode as in lesson 03 (the baseline variant, timed in the same run).
+enum class DotBy { own_kernel, cublas };
+
 class OwnDotSolver final : public tut::cg::Solver {
   public:
-    OwnDotSolver(const tut::cg::DeviceMatrix& A, const std::vector<float>& dinv, const tut::cg::SolveOptions& opt)
-        : n_(A.n()), opt_(opt), dinv_(dinv), r_(size_t(n_)), z_(size_t(n_)), p_(size_t(n_)), q_(size_t(n_)),
-          consts_(std::vector<float>{1.0f, 0.0f}), scalars_(1) {
+    OwnDotSolver(const tut::cg::DeviceMatrix& A, const std::vector<float>& dinv, const tut::cg::SolveOptions& opt,
+                 DotBy dot_by)
+        : n_(A.n()), dot_by_(dot_by), opt_(opt), dinv_(dinv), r_(size_t(n_)), z_(size_t(n_)), p_(size_t(n_)),
+          q_(size_t(n_)), consts_(std::vector<float>{1.0f, 0.0f}), scalars_(1) {
         int device = 0, sms = 0;
         TUT_CUDA(cudaGetDevice(&device));
         TUT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -203,12 +210,17 @@ class OwnDotSolver final : public tut::cg::Solver {
         TUT_LAUNCH("jacobi_apply");
     }
     void dot(const float* a, const float* b, float* result) {
+        if (dot_by_ == DotBy::cublas) {  // the baseline: two launches; *result is overwritten, not added to
+            TUT_CUBLAS(cublasSdot(cublas_, n_, a, 1, b, 1, result));
+            return;
+        }
         dot_kernel<<<dot_blocks_, kThreads>>>(n_, a, b, result);
         TUT_LAUNCH("dot_kernel");
     }
 
     int n_;
     int dot_blocks_ = 1;
+    DotBy dot_by_;
     tut::cg::SolveOptions opt_;
     tut::DeviceBuffer<float> dinv_, r_, z_, p_, q_;
     tut::DeviceBuffer<float> consts_;  // 1 and 0, for the device-pointer alpha/beta of SpMV and axpy
@@ -221,15 +233,31 @@ class OwnDotSolver final : public tut::cg::Solver {
 std::unique_ptr<tut::cg::Solver> make_own_dot(const tut::cg::Csr& A, const tut::cg::DeviceMatrix& dA,
                                               const tut::cg::SolveOptions& opt) {
     const std::vector<float> dinv = tut::cg::inverse_diagonal(A);
-    return std::make_unique<OwnDotSolver>(dA, dinv, opt);
+    return std::make_unique<OwnDotSolver>(dA, dinv, opt, DotBy::own_kernel);
 }
 
 }  // namespace
 
 // ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
 
+namespace {
+
+// The baseline: lesson 03's iteration, the same loop with cublasSdot (device pointer mode,
+// two launches) for every dot product. The scalar kernels' zeroing of the sums does no
+// harm there: cublasSdot overwrites its result.
+std::unique_ptr<tut::cg::Solver> make_cublas_dot(const tut::cg::Csr& A, const tut::cg::DeviceMatrix& dA,
+                                                 const tut::cg::SolveOptions& opt) {
+    const std::vector<float> dinv = tut::cg::inverse_diagonal(A);
+    return std::make_unique<OwnDotSolver>(dA, dinv, opt, DotBy::cublas);
+}
+
+}  // namespace
+
 namespace lesson {
-std::vector<tut::cg::Variant> variants() { return {{"own dot", make_own_dot}}; }
+std::vector<tut::cg::Variant> variants() {
+    return {{"cuBLAS dot", make_cublas_dot},  // the baseline, lesson 03's iteration
+            {"own dot", make_own_dot}};
+}
 }  // namespace lesson
 
 int main(int argc, char** argv) {

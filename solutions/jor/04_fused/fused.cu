@@ -18,10 +18,11 @@
 //   fused_sweep     warp per row: the row's sum (lesson 02's warp_offdiag_sums), x_new, then
 //                   block_maxima_to_slot
 //   FusedSolver     per sweep: one launch, one 16-byte copy back
-//   variant "fused"
+//   variants "three launches" (lesson 02's sweep, the baseline, in the harness: per sweep
+//            offdiag_sums_warp_rows, update_x, sweep_stats and a copy back) and "fused"
 // Shared: warp_offdiag_sums (tut/jor_rows.cuh), warp_max and SweepSlot (tut/jor_slot.cuh),
-// the generator (tut/jor_device.cuh).
-// The harness below the divider: Options, Report and Problem (tut/jor_gpu.hpp).
+// update_x, sweep_stats, lessons 01-03's sweep loop and the generator (tut/jor_device.cuh).
+// The harness below the divider: the baseline, Options, Report and Problem (tut/jor_gpu.hpp).
 #include "tut/jor_device.cuh"
 #include "tut/jor_gpu.hpp"
 #include "tut/jor_rows.cuh"
@@ -131,11 +132,63 @@ std::unique_ptr<tut::jor::Solver<T>> make_fused(const tut::jor::DeviceSystem<T>&
 
 // ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
 
+namespace {
+
+// The baseline, "three launches": lesson 02's sweep at this lesson's sizes, timed in the same
+// run. Warp w writes row w's sum to memory (lesson 02's loads, as warp_offdiag_sums), then
+// update_x reads the sums back, sweep_stats (one block) reduces x_old and x_new, and the host
+// copies the stats back and decides (tut::jor::solve_sweep_by_sweep, lessons 01-03's loop).
+template <class T>
+__global__ void __launch_bounds__(kThreads, tut::jor::sweep_blocks_per_sm(kThreads))
+    offdiag_sums_warp_rows(const T* __restrict__ A, const T* __restrict__ x, T* __restrict__ sums, int n) {
+    const int row = blockIdx.x * (kThreads / 32) + threadIdx.x / 32;
+    if (row >= n) return;  // whole warps leave: the row's shuffles need all 32 lanes
+    T sum[1];
+    tut::jor::warp_offdiag_sums<T, 1>(A, x, n, row, sum);
+    if (threadIdx.x % 32 == 0) sums[row] = sum[0];
+}
+
+template <class T>
+class ThreeLaunchSolver : public tut::jor::Solver<T> {
+  public:
+    ThreeLaunchSolver(const tut::jor::DeviceSystem<T>& sys, const tut::jor::SolveOptions& opt)
+        : sys_(sys), opt_(opt), x_work_(static_cast<size_t>(sys.n)), sums_(static_cast<size_t>(sys.n)), stats_(1) {}
+
+    tut::jor::SolveResult solve(T* x) override {
+        const int n = sys_.n, blocks = (n + kThreads / 32 - 1) / (kThreads / 32);
+        return tut::jor::solve_sweep_by_sweep(
+            n, opt_, x, x_work_.get(), stats_.get(),
+            [&](const T* x_old) {
+                offdiag_sums_warp_rows<T><<<blocks, kThreads>>>(sys_.A.get(), x_old, sums_.get(), n);
+                TUT_LAUNCH("offdiag_sums_warp_rows");
+            },
+            [&](const T* x_old, T* x_new) { tut::jor::launch_update_x(sys_, sums_.get(), x_old, x_new, opt_.alpha); });
+    }
+
+    double matrix_bytes() const override { return double(sys_.n) * double(sys_.n) * sizeof(T); }
+
+  private:
+    const tut::jor::DeviceSystem<T>& sys_;
+    tut::jor::SolveOptions opt_;
+    tut::DeviceBuffer<T> x_work_, sums_;
+    tut::DeviceBuffer<tut::jor::DeviceSweepStats> stats_;
+};
+
+template <class T>
+std::unique_ptr<tut::jor::Solver<T>> make_three_launches(const tut::jor::DeviceSystem<T>& sys,
+                                                         const tut::jor::SolveOptions& opt) {
+    tut::jor::require_options(opt);
+    return std::make_unique<ThreeLaunchSolver<T>>(sys, opt);
+}
+
+}  // namespace
+
 namespace lesson {
+// The baseline first: the table shows the previous lesson's approach, then the lesson's.
 tut::jor::Variants variants() {
     tut::jor::Variants v;
-    v.floats = {{"fused", make_fused<float>}};
-    v.doubles = {{"fused", make_fused<double>}};
+    v.floats = {{"three launches", make_three_launches<float>}, {"fused", make_fused<float>}};
+    v.doubles = {{"three launches", make_three_launches<double>}, {"fused", make_fused<double>}};
     return v;
 }
 }  // namespace lesson

@@ -18,10 +18,12 @@
 //                   (the exercise, with build_graph)
 //   GraphSolver     builds [ WHILE { counted_sweep, decide } ] once per x; one launch per solve
 //                   (the exercise: build_graph)
-//   variants "while graph" (CUDA 12.4+ driver), "check every k" (--check-every, default 4)
+//   variants "one look per sweep" (lesson 04's loop, the baseline, in the harness: per sweep
+//            counted_sweep, a 16-byte copy back and the host's decision), "while graph"
+//            (CUDA 12.4+ driver), "check every k" (--check-every, default 4)
 // Shared: sweep_rows (tut/jor_rows.cuh), record_sweep, SweepSlot and the end of the solve
 // (tut/jor_record.cuh), the generator (tut/jor_device.cuh).
-// The harness below the divider: Options, Report and Problem (tut/jor_gpu.hpp).
+// The harness below the divider: the baseline, Options, Report and Problem (tut/jor_gpu.hpp).
 #include "tut/jor_device.cuh"
 #include "tut/jor_gpu.hpp"
 #include "tut/jor_record.cuh"
@@ -204,12 +206,74 @@ std::function<tut::jor::Run<T>> graph_solver(int check_every) {
 
 // ==== Harness: the lesson's variants and main(). Nothing below is part of the exercise. ====
 
+namespace {
+
+// The baseline, "one look per sweep": lesson 04's loop, timed in the same run. Per sweep one
+// launch of counted_sweep, one 16-byte copy of its slot back, and the host's decision. The
+// host counts the sweeps, so no decide runs: sweep it reads states[it] = {it, not done}, a
+// table filled once per solver. The end of the solve is the graph's (finish_alternating_solve).
+template <class T>
+class OneLookSolver : public tut::jor::Solver<T> {
+  public:
+    OneLookSolver(const tut::jor::DeviceSystem<T>& sys, const tut::jor::SolveOptions& opt)
+        : sys_(sys), opt_(opt), x_work_(static_cast<size_t>(sys.n)),
+          slots_(static_cast<size_t>(opt.max_iterations)), states_(sweep_states(opt.max_iterations)) {}
+
+    tut::jor::SolveResult solve(T* x) override {
+        const int n = sys_.n, blocks = (n + kThreads / 32 - 1) / (kThreads / 32);
+        TUT_CUDA(cudaMemset(x, 0, size_t(n) * sizeof(T)));
+        TUT_CUDA(cudaMemset(slots_.get(), 0, slots_.bytes()));  // every sweep's maxima start at 0
+        int sweeps = 0;
+        bool stop = false;
+        while (!stop && sweeps < opt_.max_iterations) {
+            counted_sweep<T><<<blocks, kThreads>>>(sys_.A.get(), sys_.diagonal.get(), sys_.b.get(), x, x_work_.get(),
+                                                   n, T(opt_.alpha), slots_.get(), states_.get() + sweeps);
+            TUT_LAUNCH("counted_sweep");
+            tut::jor::SweepSlot slot;
+            TUT_CUDA(cudaMemcpy(&slot, slots_.get() + sweeps, sizeof slot, cudaMemcpyDeviceToHost));  // waits
+            stop = tut::jor::slot_says_stop(slot, opt_.tolerance);  // the host decides
+            ++sweeps;
+        }
+        return tut::jor::finish_alternating_solve(sweeps, opt_.max_iterations, opt_.tolerance, slots_.get(), x,
+                                                  x_work_.get(), n);
+    }
+
+    double matrix_bytes() const override { return double(sys_.n) * double(sys_.n) * sizeof(T); }
+
+  private:
+    static std::vector<LoopState> sweep_states(int count) {
+        std::vector<LoopState> states(static_cast<size_t>(count));
+        for (int it = 0; it < count; ++it) states[it] = LoopState{it, 0, 0};
+        return states;
+    }
+
+    const tut::jor::DeviceSystem<T>& sys_;
+    tut::jor::SolveOptions opt_;
+    tut::DeviceBuffer<T> x_work_;
+    tut::DeviceBuffer<tut::jor::SweepSlot> slots_;
+    tut::DeviceBuffer<LoopState> states_;
+};
+
+template <class T>
+std::unique_ptr<tut::jor::Solver<T>> make_one_look(const tut::jor::DeviceSystem<T>& sys,
+                                                   const tut::jor::SolveOptions& opt) {
+    tut::jor::require_options(opt);
+    return std::make_unique<OneLookSolver<T>>(sys, opt);
+}
+
+}  // namespace
+
 namespace lesson {
+// The baseline first: the table shows the previous lesson's approach, then the lesson's.
 // "check every k" looks at the state after every k sweeps it queued.
 tut::jor::Variants variants(int check_every) {
     tut::jor::Variants v;
-    v.floats = {{"while graph", graph_solver<float>(0)}, {"check every k", graph_solver<float>(check_every)}};
-    v.doubles = {{"while graph", graph_solver<double>(0)}, {"check every k", graph_solver<double>(check_every)}};
+    v.floats = {{"one look per sweep", make_one_look<float>},
+                {"while graph", graph_solver<float>(0)},
+                {"check every k", graph_solver<float>(check_every)}};
+    v.doubles = {{"one look per sweep", make_one_look<double>},
+                 {"while graph", graph_solver<double>(0)},
+                 {"check every k", graph_solver<double>(check_every)}};
     return v;
 }
 tut::jor::Variants variants() { return variants(kCheckEvery); }
