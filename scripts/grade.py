@@ -540,11 +540,12 @@ def default_build_jobs():
 
 
 def default_run_jobs():
-    """Check programs run at once: up to 4 with, for each, 4 CPUs, 20 GiB of GPU memory
-    and 16 GiB of host memory (the largest checks hold about 9 GiB on the device and as
-    much on the host), else one at a time. The [exercise] and [baseline] checks compare
-    results and time nothing, so sharing the GPU does not change what they decide; the
-    [performance] runs, which time kernels, run one at a time whatever this says."""
+    """Check programs run at once: up to 4 with, for each, 4 CPUs, 18 GiB of GPU memory
+    (an 80 GB card, 79 GiB usable, runs 4) and 16 GiB of host memory (the largest checks
+    hold about 9 GiB on the device and as much on the host), else one at a time. The
+    [exercise] and [baseline] checks compare results and time nothing, so sharing the GPU
+    does not change what they decide; the [performance] runs, which time kernels, run one
+    at a time whatever this says."""
     smi = shutil.which("nvidia-smi")
     if not smi:
         return 1
@@ -554,7 +555,7 @@ def default_run_jobs():
         gpu_gib = int(float(out[0])) // 1024
     except (subprocess.SubprocessError, OSError, ValueError, IndexError):
         return 1
-    jobs = min(4, available_cpus() // 4, gpu_gib // 20)
+    jobs = min(4, available_cpus() // 4, gpu_gib // 18)
     mem = available_memory_gib()
     if mem is not None:
         jobs = min(jobs, int(mem // 16))
@@ -588,6 +589,18 @@ def build_all(build_dir, targets, jobs, log_path):
         cmd += ["--", *keep_going]
     rc, _, timed_out = run_with_timeout(cmd, PREBUILD_TIMEOUT_S, log_path)
     return rc, timed_out
+
+
+def build_programs(build_dir, entries, logs, timer):
+    """One parallel build of the lesson programs of `entries` (those the sanitizer will run);
+    a program that does not build shows as its sanitizer case's failure."""
+    targets = [e["target"] for e in entries if e.get("target")]
+    if not targets:
+        return
+    t = time.monotonic()
+    jobs = default_build_jobs()
+    build_all(build_dir, targets, jobs, logs / "build-programs.log")
+    timer.add(f"program build ({len(targets)} for the sanitizer, {jobs} jobs)", time.monotonic() - t)
 
 
 def tree_root_of(entry):
@@ -882,6 +895,15 @@ def sanitizer_not_run(entry):
                       {"seconds": 0.0, "runs": 0, "failed_tools": [], "not_run": True})
 
 
+def sanitizer_not_needed(entry):
+    """The sanitizer case of a known-wrong submission that its checks already caught, in the
+    self-test's bank rounds: whatever the sanitizer says, the submission is short of full
+    marks, so the sanitizer is not run."""
+    return CaseResult(sanitizer_case_name(entry), "sanitizer", False,
+                      "not run: the checks already took points from this known-wrong submission",
+                      {"seconds": 0.0, "runs": 0, "failed_tools": [], "not_run": True})
+
+
 @dataclass
 class Grading:
     """How a tree's lessons are graded besides their checks."""
@@ -890,16 +912,36 @@ class Grading:
     # the bank's races, which the sanitizer must catch whatever else does
     sanitize_always: tuple = ()
     check_times: dict = None  # lesson -> the solution's check seconds on this GPU; None: CTest's limits
+    # False in the self-test's bank rounds: a submission whose checks took points is caught,
+    # and the sanitizer runs only on those they leave at full marks (and on sanitize_always)
+    sanitize_caught: bool = True
+    # False: the lesson programs are not built yet; grade_entries() builds those of the
+    # lessons whose sanitizer case runs, once their checks have run
+    programs_built: bool = True
+
+
+def sanitizer_will_run(entry, r, grading):
+    """Whether add_sanitizer_case() runs compute-sanitizer on lesson `r` (its checks done)."""
+    if not (grading.sanitize and entry.get("sanitize_runs") and r.status == "ok"):
+        return False
+    if r.name in grading.sanitize_always:
+        return True
+    if not all(c.passed for c in r.exercise_cases()):
+        return False
+    return grading.sanitize_caught or r.full_marks
 
 
 def add_sanitizer_case(entry, logs, r, grading):
     """With --sanitize, the sanitizer case of a lesson whose checks ran to the end (and
-    that has sanitize runs): run when its [exercise] cases all pass, else marked not run."""
+    that has sanitize runs): run when its [exercise] cases all pass, else marked not run
+    (see sanitizer_will_run() for the bank's rounds)."""
     if grading.sanitize and entry.get("sanitize_runs") and r.status == "ok":
-        if r.name in grading.sanitize_always or all(c.passed for c in r.exercise_cases()):
+        if sanitizer_will_run(entry, r, grading):
             r.cases.append(sanitize_lesson(entry, logs))
-        else:
+        elif not all(c.passed for c in r.exercise_cases()):
             r.cases.append(sanitizer_not_run(entry))
+        else:
+            r.cases.append(sanitizer_not_needed(entry))
     return r
 
 
@@ -1335,7 +1377,7 @@ def grade_entries(tree, entries, build_dir, out_dir, title, run_jobs=1, timer=No
     t = time.monotonic()
     to_run = []
     for i, e in enumerate(entries):
-        failed = build_lesson(e, Path(build_dir), logs, program=grading.sanitize)
+        failed = build_lesson(e, Path(build_dir), logs, program=grading.sanitize and grading.programs_built)
         if failed:
             results[i] = failed
             print(graded_line(failed), flush=True)
@@ -1378,6 +1420,9 @@ def grade_entries(tree, entries, build_dir, out_dir, title, run_jobs=1, timer=No
     # 3. The sanitizer case (it times nothing), run_jobs lessons at once.
     if grading.sanitize:
         sanitized = [i for i in checked if results[i].status == "ok"]
+        if not grading.programs_built:
+            build_programs(build_dir, [entries[i] for i in sanitized
+                                       if sanitizer_will_run(entries[i], results[i], grading)], logs, timer)
         with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
             futures = {pool.submit(add_sanitizer_case, entries[i], logs, results[i], grading): i for i in sanitized}
             for fut in concurrent.futures.as_completed(futures):
@@ -1647,11 +1692,14 @@ def wrong_bank_self_test(out, entries, bank_dir, wrong_only, tracks, jobs, run_j
             shutil.copy(path, tree / e["track"] / e["lesson"] / Path(e["source"]).name)
         print(f"\nwrong bank, round {r} of {len(rounds)}: {len(files)} lesson(s)", flush=True)
         races = tuple(name for name, path in files.items() if wrong_header(path).get("kind") == "race")
-        round_grading = Grading(sanitize=grading.sanitize, sanitize_always=races, check_times=grading.check_times)
+        # A submission needs catching once: the sanitizer runs on races, and on those the
+        # checks leave at full marks; only their programs are built, after the checks.
+        round_grading = Grading(sanitize=grading.sanitize, sanitize_always=races, check_times=grading.check_times,
+                                sanitize_caught=False, programs_built=False)
         timer = PhaseTimer()
         round_out = work / f"round-{r}"
         round_entries, _ = prepare(work / "build", ["lessons"], sorted(files), lessons_dir=tree, tracks=tracks,
-                                   jobs=jobs, logs=round_out / "logs", timer=timer, programs=grading.sanitize)
+                                   jobs=jobs, logs=round_out / "logs", timer=timer)
         results = grade_entries("lessons", round_entries["lessons"], work / "build", round_out,
                                 f"wrong bank, round {r}", run_jobs, timer, show_reports=False, grading=round_grading,
                                 show_table=False)

@@ -365,6 +365,52 @@ class SanitizerCase(unittest.TestCase):
         r = self.graded([["--racy"]], exercise_ok=False, always=True)
         self.assertEqual(r.sanitizer_cases()[0].data["failed_tools"], ["racecheck"])
 
+    def test_bank_rounds_run_it_only_where_the_checks_left_full_marks(self):
+        e = entry(self.d, fake_check(self.d, "check", {"exercise": [{"name": "a"}]}), sanitize_runs=[["--racy"]],
+                  sanitize_tools=["racecheck"])
+        bank = grade.Grading(sanitize=True, check_times={}, sanitize_caught=False)
+        slow = lesson([case("a", "exercise", True), case("p", "performance", False, "fail")])
+        self.assertFalse(grade.sanitizer_will_run(e, slow, bank))
+        grade.add_sanitizer_case(e, self.d, slow, bank)
+        self.assertTrue(slow.sanitizer_cases()[0].data["not_run"])
+        self.assertIn("already took points", slow.sanitizer_cases()[0].message)
+        self.assertEqual(grade.caught_by(slow), "[performance] p")
+        full = lesson([case("a", "exercise", True), case("p", "performance", True, "pass")])
+        self.assertTrue(grade.sanitizer_will_run(e, full, bank))
+        grade.add_sanitizer_case(e, self.d, full, bank)
+        self.assertEqual(full.sanitizer_cases()[0].data["failed_tools"], ["racecheck"])
+        race = lesson([case("a", "exercise", False)])
+        self.assertFalse(grade.sanitizer_will_run(e, race, bank))
+        self.assertTrue(grade.sanitizer_will_run(e, race, grade.Grading(sanitize=True, sanitize_caught=False,
+                                                                       sanitize_always=("demo/01_demo",))))
+        # grading a student: the sanitizer runs whenever the [exercise] cases pass
+        self.assertTrue(grade.sanitizer_will_run(e, slow, grade.Grading(sanitize=True)))
+
+    def test_bank_rounds_build_only_the_programs_the_sanitizer_runs(self):
+        slow = entry(self.d, fake_check(self.d, "slow", {"exercise": [{"name": "a"}],
+                                                          "performance": [{"name": "p", "ok": False}]}),
+                     lesson="01_slow", sanitize_runs=[["--n", "1"]], sanitize_tools=["memcheck"])
+        fast = entry(self.d, fake_check(self.d, "fast", {"exercise": [{"name": "a"}],
+                                                          "performance": [{"name": "p"}]}),
+                     lesson="02_fast", sanitize_runs=[["--n", "1"]], sanitize_tools=["memcheck"])
+        built, programs = [], []
+        saved = grade.build_lesson, grade.catch_major, grade.build_programs
+        grade.build_lesson = lambda entry, build_dir, logs, program=False: programs.append(program)
+        grade.catch_major = lambda build_dir: 2
+        grade.build_programs = lambda build_dir, entries, logs, timer: built.extend(e["lesson"] for e in entries)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                results = grade.grade_entries("lessons", [slow, fast], self.d, self.d / "out", "demo", run_jobs=2,
+                                              grading=grade.Grading(sanitize=True, check_times={},
+                                                                    sanitize_caught=False, programs_built=False))
+        finally:
+            grade.build_lesson, grade.catch_major, grade.build_programs = saved
+        self.assertEqual(programs, [False, False])
+        self.assertEqual(built, ["02_fast"])
+        self.assertTrue(results[0].sanitizer_cases()[0].data["not_run"])
+        self.assertTrue(results[1].sanitizer_cases()[0].passed)
+        self.assertEqual(results[1].score, grade.POINTS_PER_LESSON)
+
     def test_lessons_without_sanitize_runs_have_no_case(self):
         spec = {"exercise": [{"name": "a"}]}
         e = entry(self.d, fake_check(self.d, "check", spec))
@@ -553,6 +599,8 @@ class SelfTestWithBank(unittest.TestCase):
         finally:
             grade.grade_entries, grade.wrong_header = real, saved
         self.assertEqual([g.sanitize_always for g in seen], [("reduction/05_unroll_last_warp",)])
+        # a submission needs catching once; its program is built only if the sanitizer runs
+        self.assertEqual([(g.sanitize_caught, g.programs_built) for g in seen], [(False, False)])
 
     def test_all_caught_and_subsets(self):
         bank = {("reduction", "05_unroll_last_warp"): [("a.cu", "MARK")], ("sgemm", "01_naive"): [("b.cu", "MARK")]}
