@@ -918,6 +918,9 @@ class Grading:
     # False: the lesson programs are not built yet; grade_entries() builds those of the
     # lessons whose sanitizer case runs, once their checks have run
     programs_built: bool = True
+    # True: prepare()'s parallel build made every target without a failure, so the
+    # per-lesson builds (each a no-op then, a quarter of a second) are skipped
+    prebuilt: bool = False
 
 
 def sanitizer_will_run(entry, r, grading):
@@ -1377,13 +1380,15 @@ def grade_entries(tree, entries, build_dir, out_dir, title, run_jobs=1, timer=No
     t = time.monotonic()
     to_run = []
     for i, e in enumerate(entries):
-        failed = build_lesson(e, Path(build_dir), logs, program=grading.sanitize and grading.programs_built)
+        failed = None if grading.prebuilt else \
+            build_lesson(e, Path(build_dir), logs, program=grading.sanitize and grading.programs_built)
         if failed:
             results[i] = failed
             print(graded_line(failed), flush=True)
         else:
             to_run.append(i)
-    timer.add(f"per-lesson build ({len(entries) - len(to_run)} failed)", time.monotonic() - t)
+    if not grading.prebuilt:
+        timer.add(f"per-lesson build ({len(entries) - len(to_run)} failed)", time.monotonic() - t)
 
     t = time.monotonic()
 
@@ -1447,10 +1452,10 @@ def grade(tree, build_dir, out_dir, only, lessons_dir=None, tracks=None, solutio
           run_jobs=1, sanitize=False):
     timer = PhaseTimer()
     out_dir.mkdir(parents=True, exist_ok=True)
-    entries, _ = prepare(build_dir, [tree], only, lessons_dir, tracks, solutions_dir, jobs, out_dir / "logs", timer,
-                         programs=sanitize)
+    entries, built = prepare(build_dir, [tree], only, lessons_dir, tracks, solutions_dir, jobs, out_dir / "logs",
+                             timer, programs=sanitize)
     title = f"grade of {tree} tree ({lessons_dir or tree})"
-    grading = Grading(sanitize=sanitize, check_times=load_check_times(gpu_name()))
+    grading = Grading(sanitize=sanitize, check_times=load_check_times(gpu_name()), prebuilt=built)
     return grade_entries(tree, entries[tree], build_dir, out_dir, title, run_jobs, timer, grading=grading)
 
 
@@ -1692,14 +1697,14 @@ def wrong_bank_self_test(out, entries, bank_dir, wrong_only, tracks, jobs, run_j
             shutil.copy(path, tree / e["track"] / e["lesson"] / Path(e["source"]).name)
         print(f"\nwrong bank, round {r} of {len(rounds)}: {len(files)} lesson(s)", flush=True)
         races = tuple(name for name, path in files.items() if wrong_header(path).get("kind") == "race")
+        timer = PhaseTimer()
+        round_out = work / f"round-{r}"
+        round_entries, built = prepare(work / "build", ["lessons"], sorted(files), lessons_dir=tree, tracks=tracks,
+                                       jobs=jobs, logs=round_out / "logs", timer=timer)
         # A submission needs catching once: the sanitizer runs on races, and on those the
         # checks leave at full marks; only their programs are built, after the checks.
         round_grading = Grading(sanitize=grading.sanitize, sanitize_always=races, check_times=grading.check_times,
-                                sanitize_caught=False, programs_built=False)
-        timer = PhaseTimer()
-        round_out = work / f"round-{r}"
-        round_entries, _ = prepare(work / "build", ["lessons"], sorted(files), lessons_dir=tree, tracks=tracks,
-                                   jobs=jobs, logs=round_out / "logs", timer=timer)
+                                sanitize_caught=False, programs_built=False, prebuilt=built)
         results = grade_entries("lessons", round_entries["lessons"], work / "build", round_out,
                                 f"wrong bank, round {r}", run_jobs, timer, show_reports=False, grading=round_grading,
                                 show_table=False)
@@ -1730,15 +1735,17 @@ def self_test(build_dir, out, only, tracks, jobs, run_jobs, sanitize=False, wron
     gpu = gpu_name()
     committed = load_check_times(gpu)
     prep = PhaseTimer()
-    entries, _ = prepare(build_dir, ["lessons", "solutions"], only, tracks=tracks, jobs=jobs, logs=out, timer=prep,
-                         programs=sanitize)
+    entries, built = prepare(build_dir, ["lessons", "solutions"], only, tracks=tracks, jobs=jobs, logs=out,
+                             timer=prep, programs=sanitize)
     print(f"phase times (configure and build, both trees): {prep.line()}", flush=True)
     # the pristine exercises fail by design: their reports would only bury the verdict
     pristine = grade_entries("lessons", entries["lessons"], build_dir, out / "lessons", "grade of lessons tree (lessons)",
-                             run_jobs, show_reports=False, grading=Grading(sanitize=sanitize, check_times=committed))
+                             run_jobs, show_reports=False,
+                             grading=Grading(sanitize=sanitize, check_times=committed, prebuilt=built))
     # the solutions run under CTest's limits, so that their check times are measured whole
     solutions = grade_entries("solutions", entries["solutions"], build_dir, out / "solutions",
-                              "grade of solutions tree (solutions)", run_jobs, grading=Grading(sanitize=sanitize))
+                              "grade of solutions tree (solutions)", run_jobs,
+                              grading=Grading(sanitize=sanitize, prebuilt=built))
     all_skipped = all(r.status == "skipped" for r in pristine + solutions)
     problems = self_test_verdict(pristine, solutions)
     if gpu and not write_times:

@@ -407,6 +407,18 @@ class SanitizerCase(unittest.TestCase):
             grade.build_lesson, grade.catch_major, grade.build_programs = saved
         self.assertEqual(programs, [False, False])
         self.assertEqual(built, ["02_fast"])
+        # after a parallel build that made every target, no lesson is built again
+        programs.clear()
+        grade.build_lesson = lambda entry, build_dir, logs, program=False: programs.append(program)
+        grade.catch_major = lambda build_dir: 2
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                again = grade.grade_entries("lessons", [fast], self.d, self.d / "out2", "demo",
+                                            grading=grade.Grading(sanitize=True, check_times={}, prebuilt=True))
+        finally:
+            grade.build_lesson, grade.catch_major = saved[0], saved[1]
+        self.assertEqual(programs, [])
+        self.assertEqual(again[0].score, grade.POINTS_PER_LESSON)
         self.assertTrue(results[0].sanitizer_cases()[0].data["not_run"])
         self.assertTrue(results[1].sanitizer_cases()[0].passed)
         self.assertEqual(results[1].score, grade.POINTS_PER_LESSON)
