@@ -915,9 +915,10 @@ class Grading:
     # False in the self-test's bank rounds: a submission whose checks took points is caught,
     # and the sanitizer runs only on those they leave at full marks (and on sanitize_always)
     sanitize_caught: bool = True
-    # False: the lesson programs are not built yet; grade_entries() builds those of the
-    # lessons whose sanitizer case runs, once their checks have run
-    programs_built: bool = True
+    # True: prepare() built every lesson program; else the lessons ("track/lesson") whose
+    # programs it built, and grade_entries() builds those of the other lessons whose
+    # sanitizer case runs, once their checks have run
+    programs_built: object = True
     # True: prepare()'s parallel build made every target without a failure, so the
     # per-lesson builds (each a no-op then, a quarter of a second) are skipped
     prebuilt: bool = False
@@ -1305,8 +1306,10 @@ def check_only(build_dir, trees, only):
 def prepare(build_dir, trees, only, lessons_dir=None, tracks=None, solutions_dir=None, jobs=None, logs=None,
             timer=None, programs=False):
     """Configures when needed and builds every check target of the given trees in one
-    parallel build, and their lesson programs too when `programs` (the sanitizer runs
-    them). Returns ({tree: manifest entries}, True when that build succeeded)."""
+    parallel build, and lesson programs (the sanitizer runs them): every lesson's when
+    `programs` is True, else those of the trees and lessons it names ("solutions",
+    "jor/01_block_per_row"). Returns ({tree: manifest entries}, True when that build
+    succeeded)."""
     timer = timer or PhaseTimer()
     t = time.monotonic()
     if needs_configure(build_dir, lessons_dir, tracks, solutions_dir):
@@ -1320,12 +1323,14 @@ def prepare(build_dir, trees, only, lessons_dir=None, tracks=None, solutions_dir
             raise SystemExit(f"grade.py: no lessons with checks found for tree '{tree}' in {build_dir}"
                              + (f" (--only {' '.join(only)})" if only else ""))
     targets = [e["check_target"] for tree in trees for e in entries[tree]]
-    if programs:
-        targets += [e["target"] for tree in trees for e in entries[tree] if e.get("target")]
+    targets += [e["target"] for tree in trees for e in entries[tree]
+                if e.get("target") and (programs is True or (programs and (
+                    tree in programs or f"{e['track']}/{e['lesson']}" in programs)))]
     jobs = jobs or default_build_jobs()
     logs = logs or Path(build_dir)
     logs.mkdir(parents=True, exist_ok=True)
-    what = "check targets and lesson programs" if programs else "check targets"
+    what = "check targets and lesson programs" if len(targets) > sum(len(entries[t]) for t in trees) \
+        else "check targets"
     print(f"building {len(targets)} {what} ({', '.join(trees)}) with {jobs} parallel jobs...", flush=True)
     t = time.monotonic()
     rc, timed_out = build_all(build_dir, targets, jobs, logs / "build-all.log")
@@ -1381,7 +1386,7 @@ def grade_entries(tree, entries, build_dir, out_dir, title, run_jobs=1, timer=No
     to_run = []
     for i, e in enumerate(entries):
         failed = None if grading.prebuilt else \
-            build_lesson(e, Path(build_dir), logs, program=grading.sanitize and grading.programs_built)
+            build_lesson(e, Path(build_dir), logs, program=grading.sanitize and grading.programs_built is True)
         if failed:
             results[i] = failed
             print(graded_line(failed), flush=True)
@@ -1425,9 +1430,10 @@ def grade_entries(tree, entries, build_dir, out_dir, title, run_jobs=1, timer=No
     # 3. The sanitizer case (it times nothing), run_jobs lessons at once.
     if grading.sanitize:
         sanitized = [i for i in checked if results[i].status == "ok"]
-        if not grading.programs_built:
+        if grading.programs_built is not True:
             build_programs(build_dir, [entries[i] for i in sanitized
-                                       if sanitizer_will_run(entries[i], results[i], grading)], logs, timer)
+                                       if sanitizer_will_run(entries[i], results[i], grading)
+                                       and results[i].name not in (grading.programs_built or ())], logs, timer)
         with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
             futures = {pool.submit(add_sanitizer_case, entries[i], logs, results[i], grading): i for i in sanitized}
             for fut in concurrent.futures.as_completed(futures):
@@ -1700,11 +1706,12 @@ def wrong_bank_self_test(out, entries, bank_dir, wrong_only, tracks, jobs, run_j
         timer = PhaseTimer()
         round_out = work / f"round-{r}"
         round_entries, built = prepare(work / "build", ["lessons"], sorted(files), lessons_dir=tree, tracks=tracks,
-                                       jobs=jobs, logs=round_out / "logs", timer=timer)
+                                       jobs=jobs, logs=round_out / "logs", timer=timer,
+                                       programs=races if grading.sanitize else False)
         # A submission needs catching once: the sanitizer runs on races, and on those the
-        # checks leave at full marks; only their programs are built, after the checks.
+        # checks leave at full marks; only their programs are built (the others' after the checks).
         round_grading = Grading(sanitize=grading.sanitize, sanitize_always=races, check_times=grading.check_times,
-                                sanitize_caught=False, programs_built=False, prebuilt=built)
+                                sanitize_caught=False, programs_built=races, prebuilt=built)
         results = grade_entries("lessons", round_entries["lessons"], work / "build", round_out,
                                 f"wrong bank, round {r}", run_jobs, timer, show_reports=False, grading=round_grading,
                                 show_table=False)
@@ -1735,13 +1742,15 @@ def self_test(build_dir, out, only, tracks, jobs, run_jobs, sanitize=False, wron
     gpu = gpu_name()
     committed = load_check_times(gpu)
     prep = PhaseTimer()
+    # the pristine exercises fail their [exercise] cases, so the sanitizer runs none of their programs
     entries, built = prepare(build_dir, ["lessons", "solutions"], only, tracks=tracks, jobs=jobs, logs=out,
-                             timer=prep, programs=sanitize)
+                             timer=prep, programs=("solutions",) if sanitize else False)
     print(f"phase times (configure and build, both trees): {prep.line()}", flush=True)
     # the pristine exercises fail by design: their reports would only bury the verdict
     pristine = grade_entries("lessons", entries["lessons"], build_dir, out / "lessons", "grade of lessons tree (lessons)",
                              run_jobs, show_reports=False,
-                             grading=Grading(sanitize=sanitize, check_times=committed, prebuilt=built))
+                             grading=Grading(sanitize=sanitize, check_times=committed, prebuilt=built,
+                                             programs_built=()))
     # the solutions run under CTest's limits, so that their check times are measured whole
     solutions = grade_entries("solutions", entries["solutions"], build_dir, out / "solutions",
                               "grade of solutions tree (solutions)", run_jobs,

@@ -402,7 +402,7 @@ class SanitizerCase(unittest.TestCase):
             with contextlib.redirect_stdout(io.StringIO()):
                 results = grade.grade_entries("lessons", [slow, fast], self.d, self.d / "out", "demo", run_jobs=2,
                                               grading=grade.Grading(sanitize=True, check_times={},
-                                                                    sanitize_caught=False, programs_built=False))
+                                                                    sanitize_caught=False, programs_built=()))
         finally:
             grade.build_lesson, grade.catch_major, grade.build_programs = saved
         self.assertEqual(programs, [False, False])
@@ -445,6 +445,33 @@ def wrong_diff(path, lesson, marker):
     _, diff = wrong_bank.to_diff(text, wrong_bank.REPO)
     wrong_bank.write_text(path, diff)
     return path
+
+
+class PrepareTargets(unittest.TestCase):
+    def targets(self, programs):
+        """The targets prepare() hands to its one parallel build, for two trees of two lessons."""
+        def manifest(build_dir, tree, only):
+            return [{"track": "demo", "lesson": n, "check_target": f"check-{tree}-{n}", "target": f"{tree}-{n}"}
+                    for n in ("01_a", "02_b")]
+        seen = []
+        saved = grade.needs_configure, grade.load_manifest, grade.build_all
+        grade.needs_configure = lambda *a: False
+        grade.load_manifest = manifest
+        grade.build_all = lambda build_dir, targets, jobs, log_path: (seen.extend(targets), (0, False))[1]
+        try:
+            with tempfile.TemporaryDirectory() as d, contextlib.redirect_stdout(io.StringIO()):
+                _, ok = grade.prepare(Path(d), ["lessons", "solutions"], [], jobs=2, logs=Path(d), programs=programs)
+        finally:
+            grade.needs_configure, grade.load_manifest, grade.build_all = saved
+        self.assertTrue(ok)
+        return [t for t in seen if not t.startswith("check-")]
+
+    def test_lesson_programs_for_every_lesson_some_trees_or_some_lessons(self):
+        self.assertEqual(self.targets(False), [])
+        self.assertEqual(self.targets(True), ["lessons-01_a", "lessons-02_b", "solutions-01_a", "solutions-02_b"])
+        self.assertEqual(self.targets(("solutions",)), ["solutions-01_a", "solutions-02_b"])
+        self.assertEqual(self.targets(("demo/02_b",)), ["lessons-02_b", "solutions-02_b"])
+        self.assertEqual(self.targets(()), [])
 
 
 class WrongBankPieces(unittest.TestCase):
@@ -612,7 +639,8 @@ class SelfTestWithBank(unittest.TestCase):
             grade.grade_entries, grade.wrong_header = real, saved
         self.assertEqual([g.sanitize_always for g in seen], [("reduction/05_unroll_last_warp",)])
         # a submission needs catching once; its program is built only if the sanitizer runs
-        self.assertEqual([(g.sanitize_caught, g.programs_built) for g in seen], [(False, False)])
+        self.assertEqual([(g.sanitize_caught, g.programs_built) for g in seen],
+                         [(False, ("reduction/05_unroll_last_warp",))])
 
     def test_all_caught_and_subsets(self):
         bank = {("reduction", "05_unroll_last_warp"): [("a.cu", "MARK")], ("sgemm", "01_naive"): [("b.cu", "MARK")]}
