@@ -750,6 +750,33 @@ double median_ms(Work&& work, const Plan& plan = {}) {
     return median_of(a);
 }
 
+/// Median microseconds per iteration of two solves paced by the host (see solves_beside()).
+struct PerIteration {
+    double work_us = NAN;
+    double yardstick_us = NAN;
+    int samples = 0;  ///< timed solves of each
+};
+
+/// Two solves paced by the host, timed by its clock beside each other, one solve of each in
+/// turn, `solves` of each: such a solve's time drifts by a tenth over a few solves, and both
+/// must see the same drift. Each callable runs one solve and returns its iteration count;
+/// every solve's count, warm-up included, makes one median.
+template <class Work, class Yardstick>
+PerIteration solves_beside(Work&& work, Yardstick&& yardstick, int solves) {
+    std::vector<double> work_iterations, yardstick_iterations;
+    Plan plan;
+    plan.host_clock = true;
+    plan.repeats = 1;
+    plan.rounds = solves;
+    const Times t = time_beside([&] { work_iterations.push_back(work()); },
+                                [&] { yardstick_iterations.push_back(yardstick()); }, plan);
+    PerIteration p;
+    p.work_us = 1000 * t.work_ms / std::max(1.0, median_in_place(work_iterations));
+    p.yardstick_us = 1000 * t.yardstick_ms / std::max(1.0, median_in_place(yardstick_iterations));
+    p.samples = t.samples;
+    return p;
+}
+
 /// "'2 buffers' 3.30 ms, cuBLAS 2.70 ms" (the medians, three significant digits).
 inline std::string against(double work_ms, const std::string& work_name, double yardstick_ms,
                            const std::string& yardstick_name) {

@@ -410,11 +410,12 @@ inline std::unique_ptr<tut::cg::Solver> build_solver(const Expected& e, const Te
 
 /// The speed case of a lesson whose program keeps the previous approach as a variant
 /// (`baseline`): both solve problem `problem_name` in this process, timed by the host's clock
-/// in alternating rounds (perf_gate::time_beside()), and the ratio is the baseline's median
-/// time per iteration over the lesson's, judged against this GPU's threshold
+/// one solve of each in turn (perf_gate::solves_beside()), and the ratio is the baseline's
+/// median time per iteration over the lesson's, judged against this GPU's threshold
 /// (perf_gate::judge(); common/checks/thresholds/).
-/// Within one process the ratio moves by a few percent, where the time per iteration of a
-/// host-paced solve moves by a quarter from one process to the next. A lesson's variant whose
+/// The time per iteration of a host-paced solve moves by a quarter from one process to the
+/// next; the ratio of two loops bound alike moves by a few percent (lesson 10's), that of a
+/// loop bound by queueing and one bound by round trips more (lessons 3-4). A lesson's variant whose
 /// solve is wrong is not timed (the case fails). The check file fills m's measure, size,
 /// previous_from and hint; the rest is set here.
 inline void judge_against_variant(const std::string& case_name, perf_gate::Measurement m,
@@ -433,21 +434,14 @@ inline void judge_against_variant(const std::string& case_name, perf_gate::Measu
         REQUIRE(c.ok);
     }
     tut_checks::GuardedBuffer<float> dx(size_t(p.A.rows), kGuard);
-    std::vector<double> fast_iterations, slow_iterations;  // every solve's, warm-up included: one count
-    perf_gate::Plan plan;
-    plan.host_clock = true;
-    // 15 solves of each, as median_us_per_iteration(), strictly alternating: a host-paced
-    // solve's time drifts by a tenth over a few solves, and both must see the same drift
-    plan.repeats = 1;
-    plan.rounds = 15;
-    const perf_gate::Times t =
-        perf_gate::time_beside([&] { fast_iterations.push_back(fast->solve(p.db.get(), dx.get()).iterations); },
-                               [&] { slow_iterations.push_back(slow->solve(p.db.get(), dx.get()).iterations); }, plan);
-    const double fast_us = 1000 * t.work_ms / std::max(1.0, perf_gate::median_in_place(fast_iterations));
-    const double slow_us = 1000 * t.yardstick_ms / std::max(1.0, perf_gate::median_in_place(slow_iterations));
-    m.ratio = slow_us / fast_us;
-    m.detail = "'" + lesson_variant.name + "' " + perf_gate::fmt("%.2f us", fast_us) + " per iteration, '" +
-               baseline.name + "' " + perf_gate::fmt("%.2f us", slow_us) + ", medians of " + std::to_string(t.samples);
+    // 15 solves of each, as median_us_per_iteration(), one of each in turn
+    const perf_gate::PerIteration t =
+        perf_gate::solves_beside([&] { return fast->solve(p.db.get(), dx.get()).iterations; },
+                                 [&] { return slow->solve(p.db.get(), dx.get()).iterations; }, 15);
+    m.ratio = t.yardstick_us / t.work_us;
+    m.detail = "'" + lesson_variant.name + "' " + perf_gate::fmt("%.2f us", t.work_us) + " per iteration, '" +
+               baseline.name + "' " + perf_gate::fmt("%.2f us", t.yardstick_us) + ", medians of " +
+               std::to_string(t.samples);
     m.previous_measured = 1.0;  // the previous approach is the baseline itself
     m.spread_floor = 0.05;      // solves paced by the host
     perf_gate::judge(case_name, m);

@@ -296,8 +296,8 @@ void judge_against_bandwidth_floor(const std::string& case_name, perf_gate::Meas
 
 /// The speed case of a lesson whose program keeps the previous approach as a variant
 /// (`baseline`): `variant` and `baseline` solve matrix 0 of size n in T in the same process,
-/// on the same system, timed by the host's clock in alternating rounds
-/// (perf_gate::time_beside()), so that both see the same clocks and the same host; the ratio
+/// on the same system, timed by the host's clock one solve of each in turn
+/// (perf_gate::solves_beside()), so that both see the same clocks and the same host; the ratio
 /// is the baseline's median time per sweep over the variant's, judged against this GPU's
 /// threshold. Where a sweep is a few microseconds paced by the host, its absolute time moves
 /// by tens of percent from one process to the next, the ratio of two timed side by side by a
@@ -311,21 +311,11 @@ void judge_against_variant(const std::string& case_name, perf_gate::Measurement 
     tut::DeviceBuffer<T> x(static_cast<size_t>(n));
     const std::unique_ptr<tut::jor::Solver<T>> own = converged_solver(variant_named<T>(variant), sys, x.get());
     const std::unique_ptr<tut::jor::Solver<T>> before = converged_solver(variant_named<T>(baseline), sys, x.get());
-    std::vector<double> own_iterations, before_iterations;  // every solve's, warm-up included: one count
-    perf_gate::Plan plan;
-    plan.host_clock = true;
-    // 30 solves of each, strictly alternating: a host-paced solve's time drifts by a tenth
-    // over a few solves, and both must see the same drift
-    plan.repeats = 1;
-    plan.rounds = 30;
-    const perf_gate::Times t =
-        perf_gate::time_beside([&] { own_iterations.push_back(own->solve(x.get()).iterations); },
-                               [&] { before_iterations.push_back(before->solve(x.get()).iterations); }, plan);
-    const double own_us = 1000 * t.work_ms / std::max(1.0, perf_gate::median_in_place(own_iterations));
-    const double before_us = 1000 * t.yardstick_ms / std::max(1.0, perf_gate::median_in_place(before_iterations));
-    m.ratio = before_us / own_us;
-    m.detail = "'" + variant + "' " + perf_gate::fmt("%.2f us", own_us) + " per sweep, '" + baseline + "' " +
-               perf_gate::fmt("%.2f us", before_us) + ", medians of " + std::to_string(t.samples);
+    const perf_gate::PerIteration t = perf_gate::solves_beside([&] { return own->solve(x.get()).iterations; },
+                                                               [&] { return before->solve(x.get()).iterations; }, 30);
+    m.ratio = t.yardstick_us / t.work_us;
+    m.detail = "'" + variant + "' " + perf_gate::fmt("%.2f us", t.work_us) + " per sweep, '" + baseline + "' " +
+               perf_gate::fmt("%.2f us", t.yardstick_us) + ", medians of " + std::to_string(t.samples);
     m.previous_measured = 1.0;  // the previous approach is the baseline itself
     m.spread_floor = 0.05;      // solves paced by the host
     perf_gate::judge(case_name, m);
