@@ -922,6 +922,16 @@ class Grading:
     # True: prepare()'s parallel build made every target without a failure, so the
     # per-lesson builds (each a no-op then, a quarter of a second) are skipped
     prebuilt: bool = False
+    # False in the self-test's pristine tree and bank rounds: a lesson whose [exercise] cases
+    # fail is already short of full marks and its [performance] cases would score nothing
+    # (correctness first), so their run, one lesson at a time with the GPU to itself, is skipped
+    perf_caught: bool = True
+
+
+def perf_not_run_case():
+    """The [performance] case of a lesson whose run was skipped (Grading.perf_caught):
+    failed, so that its share stays where it was and scores nothing."""
+    return CaseResult("[performance] cases", "performance", False, "", {"not_run": True})
 
 
 def sanitizer_will_run(entry, r, grading):
@@ -1062,6 +1072,9 @@ def perf_line(c):
     """One [performance] case as its report shows it: status, ratio, threshold, the
     solution's ratio, and the hint or the reason where there is one."""
     d = c.data or {}
+    if d.get("not_run"):
+        return (f"[not run] (performance) {c.name}: not run, since an [exercise] case failed (correctness first: "
+                "the performance share scores nothing)")
     word = "unscored" if c.unscored else ("pass" if c.passed else "FAIL")
     text = f"[{word}] (performance) {c.name}"
     if d:
@@ -1424,7 +1437,11 @@ def grade_entries(tree, entries, build_dir, out_dir, title, run_jobs=1, timer=No
     # 2. The [performance] runs time kernels: one lesson at a time, with the GPU to itself.
     checked = [i for i in to_run if results[i].status == "ok"]
     for i in checked:
-        run_checks(entries[i], logs, major, kinds=("performance",), res=results[i])
+        if not grading.perf_caught and not all(c.passed for c in results[i].exercise_cases()):
+            if has_performance_cases(entries[i]):
+                results[i].cases.append(perf_not_run_case())
+        else:
+            run_checks(entries[i], logs, major, kinds=("performance",), res=results[i])
         if not grading.sanitize or results[i].status != "ok":
             done(i)
     # 3. The sanitizer case (it times nothing), run_jobs lessons at once.
@@ -1608,7 +1625,7 @@ def caught_by(r):
     if r.status == "no_checks":
         return "no [exercise] case"
     parts = [f"[{c.kind}] {short_case_name(r, c.name)}" for c in r.cases
-             if c.kind in ("exercise", "performance") and not c.passed]
+             if c.kind in ("exercise", "performance") and not c.passed and not (c.data or {}).get("not_run")]
     for c in r.sanitizer_cases():
         if not c.passed and c.data and not c.data.get("not_run"):
             parts += [f"sanitizer: {tool}" for tool in c.data.get("failed_tools", [])] or ["sanitizer"]
@@ -1708,10 +1725,11 @@ def wrong_bank_self_test(out, entries, bank_dir, wrong_only, tracks, jobs, run_j
         round_entries, built = prepare(work / "build", ["lessons"], sorted(files), lessons_dir=tree, tracks=tracks,
                                        jobs=jobs, logs=round_out / "logs", timer=timer,
                                        programs=races if grading.sanitize else False)
-        # A submission needs catching once: the sanitizer runs on races, and on those the
-        # checks leave at full marks; only their programs are built (the others' after the checks).
+        # A submission needs catching once: the [performance] runs are made only where the
+        # [exercise] cases pass; the sanitizer runs on races, and on those the checks leave at
+        # full marks; only their programs are built (the others' after the checks).
         round_grading = Grading(sanitize=grading.sanitize, sanitize_always=races, check_times=grading.check_times,
-                                sanitize_caught=False, programs_built=races, prebuilt=built)
+                                sanitize_caught=False, programs_built=races, prebuilt=built, perf_caught=False)
         results = grade_entries("lessons", round_entries["lessons"], work / "build", round_out,
                                 f"wrong bank, round {r}", run_jobs, timer, show_reports=False, grading=round_grading,
                                 show_table=False)
@@ -1750,7 +1768,7 @@ def self_test(build_dir, out, only, tracks, jobs, run_jobs, sanitize=False, wron
     pristine = grade_entries("lessons", entries["lessons"], build_dir, out / "lessons", "grade of lessons tree (lessons)",
                              run_jobs, show_reports=False,
                              grading=Grading(sanitize=sanitize, check_times=committed, prebuilt=built,
-                                             programs_built=()))
+                                             programs_built=(), perf_caught=False))
     # the solutions run under CTest's limits, so that their check times are measured whole
     solutions = grade_entries("solutions", entries["solutions"], build_dir, out / "solutions",
                               "grade of solutions tree (solutions)", run_jobs,

@@ -423,6 +423,36 @@ class SanitizerCase(unittest.TestCase):
         self.assertTrue(results[1].sanitizer_cases()[0].passed)
         self.assertEqual(results[1].score, grade.POINTS_PER_LESSON)
 
+    def test_pristine_and_bank_gradings_skip_the_performance_run_of_a_failing_lesson(self):
+        failing = entry(self.d, fake_check(self.d, "failing", {"exercise": [{"name": "a", "ok": False}],
+                                                                "performance": [{"name": "p"}]}), lesson="01_failing")
+        slow = entry(self.d, fake_check(self.d, "slow", {"exercise": [{"name": "a"}],
+                                                          "performance": [{"name": "p", "ok": False}]}),
+                     lesson="02_slow")
+        saved = grade.build_lesson, grade.catch_major
+        grade.build_lesson = lambda entry, build_dir, logs, program=False: None
+        grade.catch_major = lambda build_dir: 2
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                bank = grade.grade_entries("lessons", [failing, slow], self.d, self.d / "bank", "demo", run_jobs=2,
+                                           grading=grade.Grading(check_times={}, perf_caught=False))
+                student = grade.grade_entries("lessons", [failing], self.d, self.d / "student", "demo",
+                                              grading=grade.Grading(check_times={}))
+        finally:
+            grade.build_lesson, grade.catch_major = saved
+        skipped = bank[0].performance_cases()
+        self.assertEqual(len(skipped), 1)
+        self.assertTrue(skipped[0].data["not_run"])
+        self.assertFalse(skipped[0].passed)
+        self.assertIn("not run", grade.perf_line(skipped[0]))
+        # the shares stay as they are when the run is made: the same score either way
+        self.assertAlmostEqual(bank[0].score, student[0].score)
+        self.assertNotIn("performance", grade.caught_by(bank[0]))
+        # a lesson whose [exercise] cases pass is timed as ever, and its failing gate caught
+        self.assertNotIn("not_run", bank[1].performance_cases()[0].data)
+        self.assertIn("[performance]", grade.caught_by(bank[1]))
+        self.assertFalse(bank[1].full_marks)
+
     def test_lessons_without_sanitize_runs_have_no_case(self):
         spec = {"exercise": [{"name": "a"}]}
         e = entry(self.d, fake_check(self.d, "check", spec))
