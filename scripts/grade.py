@@ -53,7 +53,9 @@ the solutions full points (with CTest's time limits, their check times measured)
 bank of known-wrong submissions (common/checks/wrong/<track>/<lesson>/*.diff, each written
 out as its submission by scripts/wrong_bank.py under --out) is graded in rounds: round r
 lays the r-th submission (by name) of every lesson that has one over a copy of lessons/ and
-grades those lessons (a build dir of its own under --out). Each must score
+grades those lessons. Two copies, each with its build dir under --out, take turns: on a
+GPU, round 1 builds in the background while both trees are graded, and round r + 1 while
+round r is; no [performance] case is timed before that build is done. Each must score
 short of full: a wrong submission at full marks, or one that does not compile, fails the
 self-test; with --sanitize, a race must be caught by the sanitizer case. The table lesson |
 mistake | kind | caught by | declared is printed and written to --out/wrong-bank.md.
@@ -112,6 +114,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -926,6 +929,9 @@ class Grading:
     # fail is already short of full marks and its [performance] cases would score nothing
     # (correctness first), so their run, one lesson at a time with the GPU to itself, is skipped
     perf_caught: bool = True
+    # called before the first [performance] run, when there is one: the self-test waits there
+    # for the bank's build in the background, so that kernels are timed on a quiet machine
+    before_timing: object = None
 
 
 def perf_not_run_case():
@@ -1436,8 +1442,12 @@ def grade_entries(tree, entries, build_dir, out_dir, title, run_jobs=1, timer=No
             done(i)
     # 2. The [performance] runs time kernels: one lesson at a time, with the GPU to itself.
     checked = [i for i in to_run if results[i].status == "ok"]
+    caught = {i for i in checked
+              if not grading.perf_caught and not all(c.passed for c in results[i].exercise_cases())}
+    if grading.before_timing and any(has_performance_cases(entries[i]) for i in checked if i not in caught):
+        grading.before_timing()
     for i in checked:
-        if not grading.perf_caught and not all(c.passed for c in results[i].exercise_cases()):
+        if i in caught:
             if has_performance_cases(entries[i]):
                 results[i].cases.append(perf_not_run_case())
         else:
@@ -1691,61 +1701,189 @@ def wrong_bank_tally(rows):
     return line + f" ({len(rows)} known-wrong submission(s))"
 
 
-def wrong_bank_self_test(out, entries, bank_dir, wrong_only, tracks, jobs, run_jobs, grading):
-    """Grades the bank in rounds (see the module's docstring) in a build dir of its own,
-    out/wrong-bank/build, over a copy of lessons/ in out/wrong-bank/lessons. `entries`: the
-    lessons tree's manifest entries of the self-test (the lessons it grades). Returns
-    (rows of the table, self-test problems)."""
-    names = [f"{e['track']}/{e['lesson']}" for e in entries]
-    by_name = dict(zip(names, entries))
-    bank = wrong_bank_files(bank_dir, names, wrong_only)
-    elsewhere = sorted(f"{p.parent.name}/{p.name}" for p in Path(bank_dir).glob("*/*")
-                       if p.is_dir() and f"{p.parent.name}/{p.name}" not in by_name and any(p.glob("*.diff")))
-    if elsewhere and not wrong_only:
-        listing = ", ".join(elsewhere) if len(elsewhere) <= 10 else f"{', '.join(elsewhere[:10])}, ..."
-        print(f"wrong bank: {len(elsewhere)} lesson(s) not graded here (not in this build, or left out by --only): "
-              f"{listing}")
-    if not bank:
-        print("wrong bank: no known-wrong submission for the lessons graded here")
-        return [], []
-    work = out / "wrong-bank"
-    tree, bank, problems = submission_tree(work, bank)
-    rounds = wrong_bank_rounds(bank)
-    rows = []
-    start = time.monotonic()
-    for r, files in enumerate(rounds, 1):
+class BackgroundBuild:
+    """A parallel build started now and waited for later. The self-test builds the bank's
+    next round while the GPU grades something else: the compilers run at a lower priority
+    (nice 10), so the check programs running meanwhile keep their CPUs, and the [exercise],
+    [baseline] and sanitizer runs time nothing; before any [performance] run the build is
+    waited for (Grading.before_timing)."""
+
+    def __init__(self, build_dir, targets, jobs, log_path):
+        cmd = ["cmake", "--build", str(build_dir), "--parallel", str(jobs), "--target", *targets]
+        keep_going = generator_keep_going(build_dir)
+        if keep_going:
+            cmd += ["--", *keep_going]
+        if shutil.which("nice"):
+            cmd = ["nice", "-n", "10", *cmd]
+        self.targets = len(targets)
+        self.jobs = jobs
+        self.started = time.monotonic()
+        self.seconds = None  # its wall time, once it ended
+        self.waited = 0.0  # how long the self-test stood still for it
+        self.log = open(log_path, "w")
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.ended = None
+        threading.Thread(target=self._note_the_end, daemon=True).start()
+
+    def _note_the_end(self):
+        self.proc.wait()
+        self.ended = time.monotonic()
+
+    def wait(self):
+        if self.seconds is None:
+            t = time.monotonic()
+            try:
+                self.proc.wait(timeout=max(1.0, PREBUILD_TIMEOUT_S - (t - self.started)))
+            except subprocess.TimeoutExpired:
+                self.stop()
+            self.log.close()
+            now = time.monotonic()
+            self.seconds = (self.ended or now) - self.started
+            self.waited = now - t
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        self.log.close()
+
+
+def configure_when_needed(build_dir, lessons_dir, tracks):
+    if needs_configure(build_dir, lessons_dir, tracks):
+        configure(build_dir, lessons_dir, tracks)
+
+
+def start_background_build(build_dir, lessons_dir, only, tracks, jobs, programs, log_path):
+    """Configures build_dir for lessons_dir when needed, then starts the build of the check
+    targets of the lessons `only`, and of the programs of those in `programs`, in the
+    background: the BackgroundBuild."""
+    configure_when_needed(build_dir, lessons_dir, tracks)
+    entries = load_manifest(build_dir, "lessons", only)
+    targets = [e["check_target"] for e in entries]
+    targets += [e["target"] for e in entries if e.get("target") and f"{e['track']}/{e['lesson']}" in programs]
+    return BackgroundBuild(build_dir, targets, jobs, log_path)
+
+
+class WrongBank:
+    """The bank's submissions, graded in rounds (see the module's docstring) over two copies
+    of lessons/, out/wrong-bank/lessons (build dir build) for the odd rounds and lessons-2
+    (build-2) for the even ones: while round r is graded over one copy, round r + 1 is laid
+    over the other and built in the background (BackgroundBuild)."""
+
+    def __init__(self, out, entries, bank_dir, wrong_only, tracks, jobs, sanitize):
+        """`entries`: the lessons tree's manifest entries of the self-test (the lessons it
+        grades). Writes the submissions out; start() begins the first round's build."""
+        self.names = [f"{e['track']}/{e['lesson']}" for e in entries]
+        self.by_name = dict(zip(self.names, entries))
+        self.tracks, self.jobs, self.sanitize = tracks, jobs or default_build_jobs(), sanitize
+        self.rounds, self.problems, self.builds = [], [], {}
+        self.work = out / "wrong-bank"
+        bank = wrong_bank_files(bank_dir, self.names, wrong_only)
+        elsewhere = sorted(f"{p.parent.name}/{p.name}" for p in Path(bank_dir).glob("*/*")
+                           if p.is_dir() and f"{p.parent.name}/{p.name}" not in self.by_name
+                           and any(p.glob("*.diff")))
+        if elsewhere and not wrong_only:
+            listing = ", ".join(elsewhere) if len(elsewhere) <= 10 else f"{', '.join(elsewhere[:10])}, ..."
+            print(f"wrong bank: {len(elsewhere)} lesson(s) not graded here (not in this build, or left out by "
+                  f"--only): {listing}")
+        if not bank:
+            print("wrong bank: no known-wrong submission for the lessons graded here")
+            return
+        tree, bank, self.problems = submission_tree(self.work, bank)
+        self.rounds = wrong_bank_rounds(bank)
+        self.trees = [tree, self.work / "lessons-2"]
+        if self.trees[1].exists():
+            shutil.rmtree(self.trees[1])
+        if len(self.rounds) > 1:
+            shutil.copytree(tree, self.trees[1])
+        self.build_dirs = [self.work / "build", self.work / "build-2"]
+        self.configuring = None  # the second copy's configure, run beside the first round's build
+
+    def copy_of(self, r):
+        """Round r's copy of lessons/ and its build dir."""
+        return self.trees[(r - 1) % 2], self.build_dirs[(r - 1) % 2]
+
+    def races(self, r):
+        return tuple(name for name, path in self.rounds[r - 1].items() if wrong_header(path).get("kind") == "race")
+
+    def start(self, r):
+        """Lays round r's submissions over its copy and starts its build in the background
+        (nothing past the last round). Round r - 2, graded in the same copy, must be done."""
+        if not 1 <= r <= len(self.rounds) or r in self.builds:
+            return
+        tree, build_dir = self.copy_of(r)
+        files = self.rounds[r - 1]
         for name, path in files.items():
-            e = by_name[name]
+            e = self.by_name[name]
             # a plain copy: a new time stamp, so the build dir rebuilds the lesson
             shutil.copy(path, tree / e["track"] / e["lesson"] / Path(e["source"]).name)
-        print(f"\nwrong bank, round {r} of {len(rounds)}: {len(files)} lesson(s)", flush=True)
-        races = tuple(name for name, path in files.items() if wrong_header(path).get("kind") == "race")
-        timer = PhaseTimer()
-        round_out = work / f"round-{r}"
-        round_entries, built = prepare(work / "build", ["lessons"], sorted(files), lessons_dir=tree, tracks=tracks,
-                                       jobs=jobs, logs=round_out / "logs", timer=timer,
-                                       programs=races if grading.sanitize else False)
-        # A submission needs catching once: the [performance] runs are made only where the
-        # [exercise] cases pass; the sanitizer runs on races, and on those the checks leave at
-        # full marks; only their programs are built (the others' after the checks).
-        round_grading = Grading(sanitize=grading.sanitize, sanitize_always=races, check_times=grading.check_times,
-                                sanitize_caught=False, programs_built=races, prebuilt=built, perf_caught=False)
-        results = grade_entries("lessons", round_entries["lessons"], work / "build", round_out,
-                                f"wrong bank, round {r}", run_jobs, timer, show_reports=False, grading=round_grading,
-                                show_table=False)
-        for res in results:
-            row, problem = wrong_row(res, files[res.name], grading.sanitize)
-            rows.append(row)
-            if problem:
-                problems.append(problem)
-    order = {name: i for i, name in enumerate(names)}
-    rows.sort(key=lambda row: (order[row["lesson"]], row["file"]))
-    table = wrong_bank_table(rows)
-    tally = wrong_bank_tally(rows)
-    (out / "wrong-bank.md").write_text(f"# Known-wrong submissions, graded\n\n{table}\n{tally}\n")
-    print(f"\nwrong bank ({len(rounds)} round(s), {time.monotonic() - start:.1f} s):\n\n{table}")
-    print(f"table: {out / 'wrong-bank.md'}")
-    return rows, problems
+        if self.configuring:
+            self.configuring.join()  # a failure there is met again, and reported, below
+            self.configuring = None
+        logs = self.work / f"round-{r}" / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        self.builds[r] = start_background_build(build_dir, tree, sorted(files), self.tracks, self.jobs,
+                                                self.races(r) if self.sanitize else (), logs / "build-background.log")
+        if r == 1 and len(self.rounds) > 1:  # the second copy's configure, beside the first round's build
+            self.configuring = threading.Thread(target=configure_when_needed, daemon=True,
+                                                args=(self.build_dirs[1], self.trees[1], self.tracks))
+            self.configuring.start()
+
+    def wait(self, r):
+        """Waits for round r's build, if it was started."""
+        if r in self.builds:
+            self.builds[r].wait()
+
+    def stop(self):
+        for build in self.builds.values():
+            build.stop()
+
+    def grade(self, run_jobs, grading):
+        """Grades every round; returns (rows of the table, self-test problems)."""
+        if not self.rounds:
+            return [], list(self.problems)
+        rows, problems = [], list(self.problems)
+        start = time.monotonic()
+        for r, files in enumerate(self.rounds, 1):
+            self.start(r)  # when nothing before started it
+            self.wait(r)
+            self.start(r + 1)  # round r - 1 is done, so its copy is free
+            build = self.builds[r]
+            print(f"\nwrong bank, round {r} of {len(self.rounds)}: {len(files)} lesson(s); built in the background "
+                  f"({build.targets} targets, {build.jobs} jobs, {build.seconds:.1f} s, of which {build.waited:.1f} s "
+                  "waited for)", flush=True)
+            races = self.races(r)
+            timer = PhaseTimer()
+            tree, build_dir = self.copy_of(r)
+            round_out = self.work / f"round-{r}"
+            # everything is built: this finds the failures, if any, and builds nothing more
+            round_entries, built = prepare(build_dir, ["lessons"], sorted(files), lessons_dir=tree,
+                                           tracks=self.tracks, jobs=self.jobs, logs=round_out / "logs", timer=timer,
+                                           programs=races if grading.sanitize else False)
+            # A submission needs catching once: the [performance] runs are made only where the
+            # [exercise] cases pass; the sanitizer runs on races, and on those the checks leave at
+            # full marks; only their programs are built (the others' after the checks).
+            round_grading = Grading(sanitize=grading.sanitize, sanitize_always=races,
+                                    check_times=grading.check_times, sanitize_caught=False, programs_built=races,
+                                    prebuilt=built, perf_caught=False,
+                                    before_timing=lambda after=r + 1: self.wait(after))
+            results = grade_entries("lessons", round_entries["lessons"], build_dir, round_out,
+                                    f"wrong bank, round {r}", run_jobs, timer, show_reports=False,
+                                    grading=round_grading, show_table=False)
+            for res in results:
+                row, problem = wrong_row(res, files[res.name], grading.sanitize)
+                rows.append(row)
+                if problem:
+                    problems.append(problem)
+        order = {name: i for i, name in enumerate(self.names)}
+        rows.sort(key=lambda row: (order[row["lesson"]], row["file"]))
+        table = wrong_bank_table(rows)
+        tally = wrong_bank_tally(rows)
+        out = self.work.parent
+        (out / "wrong-bank.md").write_text(f"# Known-wrong submissions, graded\n\n{table}\n{tally}\n")
+        print(f"\nwrong bank ({len(self.rounds)} round(s), {time.monotonic() - start:.1f} s):\n\n{table}")
+        print(f"table: {out / 'wrong-bank.md'}")
+        return rows, problems
 
 
 def self_test(build_dir, out, only, tracks, jobs, run_jobs, sanitize=False, wrong_bank=True, wrong_only=(),
@@ -1764,15 +1902,23 @@ def self_test(build_dir, out, only, tracks, jobs, run_jobs, sanitize=False, wron
     entries, built = prepare(build_dir, ["lessons", "solutions"], only, tracks=tracks, jobs=jobs, logs=out,
                              timer=prep, programs=("solutions",) if sanitize else False)
     print(f"phase times (configure and build, both trees): {prep.line()}", flush=True)
+    # On a GPU the bank's first round builds while both trees are graded (nothing is timed
+    # before it is done); without one every round would build a tree to be skipped, and the
+    # wrong-bank target already compiles every file.
+    bank = WrongBank(out, entries["lessons"], bank_dir, wrong_only, tracks, jobs, sanitize) \
+        if wrong_bank and gpu else None
+    if bank and not write_times:  # check times are measured on a quiet machine
+        bank.start(1)
+    before_timing = (lambda: bank.wait(1)) if bank else None
     # the pristine exercises fail by design: their reports would only bury the verdict
     pristine = grade_entries("lessons", entries["lessons"], build_dir, out / "lessons", "grade of lessons tree (lessons)",
                              run_jobs, show_reports=False,
                              grading=Grading(sanitize=sanitize, check_times=committed, prebuilt=built,
-                                             programs_built=(), perf_caught=False))
+                                             programs_built=(), perf_caught=False, before_timing=before_timing))
     # the solutions run under CTest's limits, so that their check times are measured whole
     solutions = grade_entries("solutions", entries["solutions"], build_dir, out / "solutions",
                               "grade of solutions tree (solutions)", run_jobs,
-                              grading=Grading(sanitize=sanitize, prebuilt=built))
+                              grading=Grading(sanitize=sanitize, prebuilt=built, before_timing=before_timing))
     all_skipped = all(r.status == "skipped" for r in pristine + solutions)
     problems = self_test_verdict(pristine, solutions)
     if gpu and not write_times:
@@ -1791,13 +1937,12 @@ def self_test(build_dir, out, only, tracks, jobs, run_jobs, sanitize=False, wron
               flush=True)
     bank_problems = []
     if wrong_bank and all_skipped:
-        # Without a GPU every round would build a whole tree to be skipped; the wrong-bank
-        # target already compiles every file.
+        if bank:
+            bank.stop()
         print("wrong-bank self-test: not run (no GPU ran the checks here)")
     elif wrong_bank:
-        grading = Grading(sanitize=sanitize, check_times=committed)
-        rows, bank_problems = wrong_bank_self_test(out, entries["lessons"], bank_dir, wrong_only, tracks, jobs,
-                                                   run_jobs, grading)
+        bank = bank or WrongBank(out, entries["lessons"], bank_dir, wrong_only, tracks, jobs, sanitize)
+        rows, bank_problems = bank.grade(run_jobs, Grading(sanitize=sanitize, check_times=committed))
         for p in bank_problems:
             print("SELF-TEST FAILURE:", p)
         if rows:

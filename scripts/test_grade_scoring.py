@@ -617,19 +617,50 @@ class SelfTestWithBank(unittest.TestCase):
                     out[tree] = entries
                 return out, True
 
-            saved = grade.prepare, grade.build_lesson, grade.gpu_name
+            self.events = []
+
+            class FakeBuild:  # a BackgroundBuild that is done at once
+                targets, jobs, seconds, waited = 2, 1, 0.0, 0.0
+
+                def __init__(build, name):
+                    build.name = name
+
+                def wait(build):
+                    self.events.append(("wait", build.name))
+
+                def stop(build):
+                    self.events.append(("stop", build.name))
+
+            def fake_background(build_dir, lessons_dir, only, tracks, jobs, programs, log_path):
+                self.events.append(("background", Path(build_dir).name, list(only)))
+                return FakeBuild(Path(build_dir).name)
+
+            real_grade_entries = grade.grade_entries
+
+            def spy(tree, entries, build_dir, out_dir, title, *args, **kwargs):
+                self.events.append(("grade", title))
+                return real_grade_entries(tree, entries, build_dir, out_dir, title, *args, **kwargs)
+
+            saved = (grade.prepare, grade.build_lesson, grade.gpu_name, grade.start_background_build,
+                     grade.configure_when_needed, grade.grade_entries)
             grade.prepare = fake_prepare
             grade.build_lesson = lambda entry, build_dir, logs, program=False: None
-            grade.gpu_name = lambda: None
+            grade.gpu_name = lambda: self.gpu
+            grade.start_background_build = fake_background
+            grade.configure_when_needed = lambda build_dir, lessons_dir, tracks: None
+            grade.grade_entries = spy
             console = io.StringIO()
             try:
                 with contextlib.redirect_stdout(console):
                     rc = grade.self_test(d / "build", d / "out", [], ["sgemm", "reduction"], 1, 2,
                                          bank_dir=bank, **kw)
             finally:
-                grade.prepare, grade.build_lesson, grade.gpu_name = saved
+                (grade.prepare, grade.build_lesson, grade.gpu_name, grade.start_background_build,
+                 grade.configure_when_needed, grade.grade_entries) = saved
             table = (d / "out" / "wrong-bank.md").read_text() if (d / "out" / "wrong-bank.md").exists() else None
             return rc, console.getvalue(), table, calls
+
+    gpu = None
 
     def test_caught_and_missed_submissions(self):
         bank = {("reduction", "05_unroll_last_warp"): [("a_caught.cu", "MARK"), ("b_missed.cu", "// fine")],
@@ -639,14 +670,88 @@ class SelfTestWithBank(unittest.TestCase):
         self.assertIn("grader self-test: 4 passed, 0 failed", out)
         self.assertIn("SELF-TEST FAILURE: reduction/05_unroll_last_warp: b_missed.cu scores full marks", out)
         self.assertIn("wrong-bank self-test: 2 caught, 1 failed (3 known-wrong submission(s))", out)
-        # round 1 grades both lessons, round 2 the one with a second file, in the bank's own build dir
+        # round 1 grades both lessons, round 2 the one with a second file, each in its copy's build dir
         self.assertEqual(calls[1:], [("build", ["reduction/05_unroll_last_warp", "sgemm/01_naive"]),
-                                     ("build", ["reduction/05_unroll_last_warp"])])
+                                     ("build-2", ["reduction/05_unroll_last_warp"])])
         rows = [line for line in table.splitlines() if line.startswith("| reduction") or line.startswith("| sgemm")]
         self.assertEqual(len(rows), 3)
         self.assertIn("[exercise] matches", rows[0])
         self.assertIn("NOT CAUGHT", rows[1])
         self.assertTrue(rows[2].startswith("| sgemm/01_naive"))
+
+    def test_each_round_builds_while_the_one_before_is_graded(self):
+        bank = {("reduction", "05_unroll_last_warp"): [("a.cu", "MARK"), ("b.cu", "MARK"), ("c.cu", "MARK")],
+                ("sgemm", "01_naive"): [("only.cu", "MARK")]}
+        both, one = ["reduction/05_unroll_last_warp", "sgemm/01_naive"], ["reduction/05_unroll_last_warp"]
+        self.gpu = "Fake GPU"
+        try:
+            rc, out, _, calls = self.run_self_test(bank)
+        finally:
+            self.gpu = None
+        self.assertEqual(rc, 0, out)
+        starts = [e for e in self.events if e[0] in ("background", "grade")]
+        # on a GPU, round 1 builds while both trees are graded; round r + 1 while round r is,
+        # in the other copy (round r - 1's, done by then)
+        self.assertEqual(starts, [("background", "build", both), ("grade", "grade of lessons tree (lessons)"),
+                                  ("grade", "grade of solutions tree (solutions)"), ("background", "build-2", one),
+                                  ("grade", "wrong bank, round 1"), ("background", "build", one),
+                                  ("grade", "wrong bank, round 2"), ("grade", "wrong bank, round 3")])
+        self.assertEqual([c[0] for c in calls[1:]], ["build", "build-2", "build"])
+        # a round is graded only once its build is done
+        for r, name in ((1, "build"), (2, "build-2"), (3, "build")):
+            graded = self.events.index(("grade", f"wrong bank, round {r}"))
+            self.assertIn(("wait", name), self.events[:graded])
+        # without a GPU nothing is built ahead: round 1 starts with the bank
+        rc, out, _, _ = self.run_self_test(bank)
+        starts = [e for e in self.events if e[0] in ("background", "grade")]
+        self.assertEqual(starts[:3], [("grade", "grade of lessons tree (lessons)"),
+                                      ("grade", "grade of solutions tree (solutions)"), ("background", "build", both)])
+
+    def test_timing_waits_for_the_build_in_the_background(self):
+        timed = entry(Path(self.d), fake_check(self.d, "timed", {"exercise": [{"name": "a"}],
+                                                                  "performance": [{"name": "p"}]}), lesson="01_timed")
+        caught = entry(Path(self.d), fake_check(self.d, "caught", {"exercise": [{"name": "a", "ok": False}],
+                                                                    "performance": [{"name": "p"}]}),
+                       lesson="02_caught")
+        waits = []
+        saved = grade.build_lesson, grade.catch_major
+        grade.build_lesson = lambda entry, build_dir, logs, program=False: None
+        grade.catch_major = lambda build_dir: 2
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                for entries in ([timed, caught], [caught]):
+                    grade.grade_entries("lessons", entries, self.d, Path(self.d) / "out", "demo", run_jobs=2,
+                                        grading=grade.Grading(check_times={}, perf_caught=False,
+                                                              before_timing=lambda: waits.append(len(entries))))
+        finally:
+            grade.build_lesson, grade.catch_major = saved
+        # once before the [performance] runs; not at all when none is made
+        self.assertEqual(waits, [2])
+
+    def test_background_build_runs_the_build_and_is_waited_for(self):
+        d = Path(self.d)
+        bin_dir = d / "bin"
+        bin_dir.mkdir()
+        write_exe(bin_dir / "cmake", f"#!/bin/sh\nsleep 0.3\necho \"$@\" > {d / 'args.txt'}\n")
+        saved = os.environ["PATH"]
+        os.environ["PATH"] = f"{bin_dir}:{saved}"
+        try:
+            build = grade.BackgroundBuild(d / "build", ["check-a", "prog-a"], 3, d / "build.log")
+            build.wait()
+            build.wait()  # a second wait is a no-op
+        finally:
+            os.environ["PATH"] = saved
+        self.assertEqual((d / "args.txt").read_text().split(),
+                         ["--build", str(d / "build"), "--parallel", "3", "--target", "check-a", "prog-a"])
+        self.assertGreaterEqual(build.seconds, 0.3)
+        self.assertEqual(build.proc.returncode, 0)
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.d = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
 
     def test_races_get_the_sanitizer_whatever_else_catches_them(self):
         bank = {("reduction", "05_unroll_last_warp"): [("a.cu", "MARK")], ("sgemm", "01_naive"): [("b.cu", "MARK")]}
