@@ -54,8 +54,8 @@ bank of known-wrong submissions (common/checks/wrong/<track>/<lesson>/*.diff, ea
 out as its submission by scripts/wrong_bank.py under --out) is graded in rounds: round r
 lays the r-th submission (by name) of every lesson that has one over a copy of lessons/ and
 grades those lessons. Two copies, each with its build dir under --out, take turns: on a
-GPU, round 1 builds in the background while both trees are graded, and round r + 1 while
-round r is; no [performance] case is timed before that build is done. Each must score
+GPU, rounds 1 and 2 build in the background while both trees are graded, and round r + 1
+while round r is; the builds are paused while [performance] cases time kernels. Each must score
 short of full: a wrong submission at full marks, or one that does not compile, fails the
 self-test; with --sanitize, a race must be caught by the sanitizer case. The table lesson |
 mistake | kind | caught by | declared is printed and written to --out/wrong-bank.md.
@@ -104,12 +104,14 @@ the gap a threshold needs.
 """
 import argparse
 import concurrent.futures
+import contextlib
 import datetime
 import difflib
 import json
 import math
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -929,9 +931,10 @@ class Grading:
     # fail is already short of full marks and its [performance] cases would score nothing
     # (correctness first), so their run, one lesson at a time with the GPU to itself, is skipped
     perf_caught: bool = True
-    # called before the first [performance] run, when there is one: the self-test waits there
-    # for the bank's build in the background, so that kernels are timed on a quiet machine
-    before_timing: object = None
+    # a context manager around the [performance] runs, when there are any: the self-test
+    # pauses the bank's builds in the background there, so that kernels are timed on a quiet
+    # machine
+    quiet: object = None
 
 
 def perf_not_run_case():
@@ -1011,7 +1014,7 @@ def cmake_true(value):
     return v in ("ON", "TRUE", "YES", "Y")
 
 
-def configure(build_dir, lessons_dir=None, tracks=None, solutions_dir=None):
+def configure_command(build_dir, lessons_dir=None, tracks=None, solutions_dir=None):
     cmd = ["cmake", "-S", str(REPO), "-B", str(build_dir)]
     if not (Path(build_dir) / "CMakeCache.txt").exists():
         # a build dir of its own: no docs; one that exists keeps its docs setting
@@ -1022,6 +1025,11 @@ def configure(build_dir, lessons_dir=None, tracks=None, solutions_dir=None):
             cmd.append("-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc")
     # Every setting, defaults included: a cache keeps the values of an earlier configure.
     cmd += [f"-D{k}={v}" for k, v in build_settings(lessons_dir, tracks, solutions_dir).items()]
+    return cmd
+
+
+def configure(build_dir, lessons_dir=None, tracks=None, solutions_dir=None):
+    cmd = configure_command(build_dir, lessons_dir, tracks, solutions_dir)
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
     if proc.returncode != 0:
         sys.stdout.write(proc.stdout)
@@ -1444,16 +1452,16 @@ def grade_entries(tree, entries, build_dir, out_dir, title, run_jobs=1, timer=No
     checked = [i for i in to_run if results[i].status == "ok"]
     caught = {i for i in checked
               if not grading.perf_caught and not all(c.passed for c in results[i].exercise_cases())}
-    if grading.before_timing and any(has_performance_cases(entries[i]) for i in checked if i not in caught):
-        grading.before_timing()
-    for i in checked:
-        if i in caught:
-            if has_performance_cases(entries[i]):
-                results[i].cases.append(perf_not_run_case())
-        else:
-            run_checks(entries[i], logs, major, kinds=("performance",), res=results[i])
-        if not grading.sanitize or results[i].status != "ok":
-            done(i)
+    timed = [i for i in checked if i not in caught and has_performance_cases(entries[i])]
+    with grading.quiet() if grading.quiet and timed else contextlib.nullcontext():
+        for i in checked:
+            if i in caught:
+                if has_performance_cases(entries[i]):
+                    results[i].cases.append(perf_not_run_case())
+            else:
+                run_checks(entries[i], logs, major, kinds=("performance",), res=results[i])
+            if not grading.sanitize or results[i].status != "ok":
+                done(i)
     # 3. The sanitizer case (it times nothing), run_jobs lessons at once.
     if grading.sanitize:
         sanitized = [i for i in checked if results[i].status == "ok"]
@@ -1701,20 +1709,55 @@ def wrong_bank_tally(rows):
     return line + f" ({len(rows)} known-wrong submission(s))"
 
 
+def process_tree(pid):
+    """pid and the processes under it, parents before children (Linux: /proc); [] when
+    /proc cannot tell."""
+    children = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(stat.parent.name))
+    if not children:
+        return []
+    tree, todo = [], [pid]
+    while todo:
+        p = todo.pop(0)
+        tree.append(p)
+        todo += children.get(p, [])
+    return tree
+
+
+def signal_tree(pid, sig):
+    """Sends sig to pid and every process under it; False when /proc cannot list them."""
+    tree = process_tree(pid)
+    for p in tree:
+        try:
+            os.kill(p, sig)
+        except OSError:
+            pass  # ended meanwhile
+    return bool(tree)
+
+
 class BackgroundBuild:
     """A parallel build started now and waited for later. The self-test builds the bank's
-    next round while the GPU grades something else: the compilers run at a lower priority
-    (nice 10), so the check programs running meanwhile keep their CPUs, and the [exercise],
-    [baseline] and sanitizer runs time nothing; before any [performance] run the build is
-    waited for (Grading.before_timing)."""
+    rounds while the GPU grades something else: the compilers run at a lower priority
+    (`nice`), so the check programs running meanwhile keep their CPUs, and the [exercise],
+    [baseline] and sanitizer runs time nothing. While [performance] cases time kernels the
+    build is paused (pause(): SIGSTOP to the build's every process, compilers included),
+    or waited for where its processes cannot be listed."""
 
-    def __init__(self, build_dir, targets, jobs, log_path):
+    def __init__(self, build_dir, targets, jobs, log_path, niceness=10, configure=None):
+        """`configure`: the configure command to run first, when the build dir needs one."""
         cmd = ["cmake", "--build", str(build_dir), "--parallel", str(jobs), "--target", *targets]
-        keep_going = generator_keep_going(build_dir)
+        keep_going = generator_keep_going(build_dir) or (["-k", "0"] if configure and "Ninja" in configure else [])
         if keep_going:
             cmd += ["--", *keep_going]
+        if configure:
+            cmd = ["sh", "-c", f"{shlex.join(configure)} && exec {shlex.join(cmd)}"]
         if shutil.which("nice"):
-            cmd = ["nice", "-n", "10", *cmd]
+            cmd = ["nice", "-n", str(niceness), *cmd]
         self.targets = len(targets)
         self.jobs = jobs
         self.started = time.monotonic()
@@ -1741,34 +1784,41 @@ class BackgroundBuild:
             self.seconds = (self.ended or now) - self.started
             self.waited = now - t
 
+    def pause(self):
+        """Stops the build's processes until resume(); waits for it instead where they
+        cannot be listed. Twice over: a process started during the first pass by one not yet
+        stopped is stopped by the second."""
+        if self.proc.poll() is None:
+            if not (signal_tree(self.proc.pid, signal.SIGSTOP) and signal_tree(self.proc.pid, signal.SIGSTOP)):
+                self.wait()
+
+    def resume(self):
+        if self.proc.poll() is None:
+            signal_tree(self.proc.pid, signal.SIGCONT)
+
     def stop(self):
         if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
+            signal_tree(self.proc.pid, signal.SIGCONT)
+            if not signal_tree(self.proc.pid, signal.SIGKILL):
+                os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
         self.log.close()
 
 
-def configure_when_needed(build_dir, lessons_dir, tracks):
-    if needs_configure(build_dir, lessons_dir, tracks):
-        configure(build_dir, lessons_dir, tracks)
-
-
-def start_background_build(build_dir, lessons_dir, only, tracks, jobs, programs, log_path):
-    """Configures build_dir for lessons_dir when needed, then starts the build of the check
-    targets of the lessons `only`, and of the programs of those in `programs`, in the
-    background: the BackgroundBuild."""
-    configure_when_needed(build_dir, lessons_dir, tracks)
-    entries = load_manifest(build_dir, "lessons", only)
-    targets = [e["check_target"] for e in entries]
-    targets += [e["target"] for e in entries if e.get("target") and f"{e['track']}/{e['lesson']}" in programs]
-    return BackgroundBuild(build_dir, targets, jobs, log_path)
+def start_background_build(build_dir, lessons_dir, tracks, targets, jobs, log_path, niceness=10):
+    """The BackgroundBuild of `targets` in build_dir, configured first for lessons_dir when it
+    needs that (in the background too)."""
+    configure = configure_command(build_dir, lessons_dir, tracks) if needs_configure(build_dir, lessons_dir, tracks) \
+        else None
+    return BackgroundBuild(build_dir, targets, jobs, log_path, niceness, configure)
 
 
 class WrongBank:
     """The bank's submissions, graded in rounds (see the module's docstring) over two copies
     of lessons/, out/wrong-bank/lessons (build dir build) for the odd rounds and lessons-2
     (build-2) for the even ones: while round r is graded over one copy, round r + 1 is laid
-    over the other and built in the background (BackgroundBuild)."""
+    over the other and built in the background (BackgroundBuild); rounds 1 and 2 build while
+    both trees are graded. quiet() pauses the builds while kernels are timed."""
 
     def __init__(self, out, entries, bank_dir, wrong_only, tracks, jobs, sanitize):
         """`entries`: the lessons tree's manifest entries of the self-test (the lessons it
@@ -1797,7 +1847,6 @@ class WrongBank:
         if len(self.rounds) > 1:
             shutil.copytree(tree, self.trees[1])
         self.build_dirs = [self.work / "build", self.work / "build-2"]
-        self.configuring = None  # the second copy's configure, run beside the first round's build
 
     def copy_of(self, r):
         """Round r's copy of lessons/ and its build dir."""
@@ -1806,7 +1855,7 @@ class WrongBank:
     def races(self, r):
         return tuple(name for name, path in self.rounds[r - 1].items() if wrong_header(path).get("kind") == "race")
 
-    def start(self, r):
+    def start(self, r, niceness=10):
         """Lays round r's submissions over its copy and starts its build in the background
         (nothing past the last round). Round r - 2, graded in the same copy, must be done."""
         if not 1 <= r <= len(self.rounds) or r in self.builds:
@@ -1817,17 +1866,15 @@ class WrongBank:
             e = self.by_name[name]
             # a plain copy: a new time stamp, so the build dir rebuilds the lesson
             shutil.copy(path, tree / e["track"] / e["lesson"] / Path(e["source"]).name)
-        if self.configuring:
-            self.configuring.join()  # a failure there is met again, and reported, below
-            self.configuring = None
+        # the targets are named alike in every build dir: the self-test's own manifest gives them
+        races = self.races(r) if self.sanitize else ()
+        targets = [self.by_name[name]["check_target"] for name in sorted(files)]
+        targets += [self.by_name[name]["target"] for name in sorted(files)
+                    if name in races and self.by_name[name].get("target")]
         logs = self.work / f"round-{r}" / "logs"
         logs.mkdir(parents=True, exist_ok=True)
-        self.builds[r] = start_background_build(build_dir, tree, sorted(files), self.tracks, self.jobs,
-                                                self.races(r) if self.sanitize else (), logs / "build-background.log")
-        if r == 1 and len(self.rounds) > 1:  # the second copy's configure, beside the first round's build
-            self.configuring = threading.Thread(target=configure_when_needed, daemon=True,
-                                                args=(self.build_dirs[1], self.trees[1], self.tracks))
-            self.configuring.start()
+        self.builds[r] = start_background_build(build_dir, tree, self.tracks, targets, self.jobs,
+                                                logs / "build-background.log", niceness)
 
     def wait(self, r):
         """Waits for round r's build, if it was started."""
@@ -1837,6 +1884,18 @@ class WrongBank:
     def stop(self):
         for build in self.builds.values():
             build.stop()
+
+    @contextlib.contextmanager
+    def quiet(self):
+        """The builds paused (or, where they cannot be, finished) for the block's duration."""
+        running = [b for b in self.builds.values() if b.seconds is None]
+        for build in running:
+            build.pause()
+        try:
+            yield
+        finally:
+            for build in running:
+                build.resume()
 
     def grade(self, run_jobs, grading):
         """Grades every round; returns (rows of the table, self-test problems)."""
@@ -1865,8 +1924,7 @@ class WrongBank:
             # full marks; only their programs are built (the others' after the checks).
             round_grading = Grading(sanitize=grading.sanitize, sanitize_always=races,
                                     check_times=grading.check_times, sanitize_caught=False, programs_built=races,
-                                    prebuilt=built, perf_caught=False,
-                                    before_timing=lambda after=r + 1: self.wait(after))
+                                    prebuilt=built, perf_caught=False, quiet=self.quiet)
             results = grade_entries("lessons", round_entries["lessons"], build_dir, round_out,
                                     f"wrong bank, round {r}", run_jobs, timer, show_reports=False,
                                     grading=round_grading, show_table=False)
@@ -1902,23 +1960,25 @@ def self_test(build_dir, out, only, tracks, jobs, run_jobs, sanitize=False, wron
     entries, built = prepare(build_dir, ["lessons", "solutions"], only, tracks=tracks, jobs=jobs, logs=out,
                              timer=prep, programs=("solutions",) if sanitize else False)
     print(f"phase times (configure and build, both trees): {prep.line()}", flush=True)
-    # On a GPU the bank's first round builds while both trees are graded (nothing is timed
-    # before it is done); without one every round would build a tree to be skipped, and the
-    # wrong-bank target already compiles every file.
+    # On a GPU the bank's first two rounds build while both trees are graded, paused while
+    # kernels are timed, the second at a lower priority than the first; without one every
+    # round would build a tree to be skipped, and the wrong-bank target already compiles
+    # every file.
     bank = WrongBank(out, entries["lessons"], bank_dir, wrong_only, tracks, jobs, sanitize) \
         if wrong_bank and gpu else None
     if bank and not write_times:  # check times are measured on a quiet machine
         bank.start(1)
-    before_timing = (lambda: bank.wait(1)) if bank else None
+        bank.start(2, niceness=19)
+    quiet = bank.quiet if bank else None
     # the pristine exercises fail by design: their reports would only bury the verdict
     pristine = grade_entries("lessons", entries["lessons"], build_dir, out / "lessons", "grade of lessons tree (lessons)",
                              run_jobs, show_reports=False,
                              grading=Grading(sanitize=sanitize, check_times=committed, prebuilt=built,
-                                             programs_built=(), perf_caught=False, before_timing=before_timing))
+                                             programs_built=(), perf_caught=False, quiet=quiet))
     # the solutions run under CTest's limits, so that their check times are measured whole
     solutions = grade_entries("solutions", entries["solutions"], build_dir, out / "solutions",
                               "grade of solutions tree (solutions)", run_jobs,
-                              grading=Grading(sanitize=sanitize, prebuilt=built, before_timing=before_timing))
+                              grading=Grading(sanitize=sanitize, prebuilt=built, quiet=quiet))
     all_skipped = all(r.status == "skipped" for r in pristine + solutions)
     problems = self_test_verdict(pristine, solutions)
     if gpu and not write_times:

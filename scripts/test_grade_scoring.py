@@ -10,6 +10,7 @@ import os
 import stat
 import sys
 import tempfile
+import time
 import types
 import unittest
 from pathlib import Path
@@ -631,8 +632,8 @@ class SelfTestWithBank(unittest.TestCase):
                 def stop(build):
                     self.events.append(("stop", build.name))
 
-            def fake_background(build_dir, lessons_dir, only, tracks, jobs, programs, log_path):
-                self.events.append(("background", Path(build_dir).name, list(only)))
+            def fake_background(build_dir, lessons_dir, tracks, targets, jobs, log_path, niceness=10):
+                self.events.append(("background", Path(build_dir).name, list(targets)))
                 return FakeBuild(Path(build_dir).name)
 
             real_grade_entries = grade.grade_entries
@@ -642,12 +643,11 @@ class SelfTestWithBank(unittest.TestCase):
                 return real_grade_entries(tree, entries, build_dir, out_dir, title, *args, **kwargs)
 
             saved = (grade.prepare, grade.build_lesson, grade.gpu_name, grade.start_background_build,
-                     grade.configure_when_needed, grade.grade_entries)
+                     grade.grade_entries)
             grade.prepare = fake_prepare
             grade.build_lesson = lambda entry, build_dir, logs, program=False: None
             grade.gpu_name = lambda: self.gpu
             grade.start_background_build = fake_background
-            grade.configure_when_needed = lambda build_dir, lessons_dir, tracks: None
             grade.grade_entries = spy
             console = io.StringIO()
             try:
@@ -656,7 +656,7 @@ class SelfTestWithBank(unittest.TestCase):
                                          bank_dir=bank, **kw)
             finally:
                 (grade.prepare, grade.build_lesson, grade.gpu_name, grade.start_background_build,
-                 grade.configure_when_needed, grade.grade_entries) = saved
+                 grade.grade_entries) = saved
             table = (d / "out" / "wrong-bank.md").read_text() if (d / "out" / "wrong-bank.md").exists() else None
             return rc, console.getvalue(), table, calls
 
@@ -682,7 +682,8 @@ class SelfTestWithBank(unittest.TestCase):
     def test_each_round_builds_while_the_one_before_is_graded(self):
         bank = {("reduction", "05_unroll_last_warp"): [("a.cu", "MARK"), ("b.cu", "MARK"), ("c.cu", "MARK")],
                 ("sgemm", "01_naive"): [("only.cu", "MARK")]}
-        both, one = ["reduction/05_unroll_last_warp", "sgemm/01_naive"], ["reduction/05_unroll_last_warp"]
+        # the check targets of the lessons the round grades (the stand-in manifest names them so)
+        both, one = ["check-05_unroll_last_warp", "check-01_naive"], ["check-05_unroll_last_warp"]
         self.gpu = "Fake GPU"
         try:
             rc, out, _, calls = self.run_self_test(bank)
@@ -690,10 +691,11 @@ class SelfTestWithBank(unittest.TestCase):
             self.gpu = None
         self.assertEqual(rc, 0, out)
         starts = [e for e in self.events if e[0] in ("background", "grade")]
-        # on a GPU, round 1 builds while both trees are graded; round r + 1 while round r is,
-        # in the other copy (round r - 1's, done by then)
-        self.assertEqual(starts, [("background", "build", both), ("grade", "grade of lessons tree (lessons)"),
-                                  ("grade", "grade of solutions tree (solutions)"), ("background", "build-2", one),
+        # on a GPU, rounds 1 and 2 build while both trees are graded; round r + 1 while round r
+        # is, in the other copy (round r - 1's, done by then)
+        self.assertEqual(starts, [("background", "build", both), ("background", "build-2", one),
+                                  ("grade", "grade of lessons tree (lessons)"),
+                                  ("grade", "grade of solutions tree (solutions)"),
                                   ("grade", "wrong bank, round 1"), ("background", "build", one),
                                   ("grade", "wrong bank, round 2"), ("grade", "wrong bank, round 3")])
         self.assertEqual([c[0] for c in calls[1:]], ["build", "build-2", "build"])
@@ -707,13 +709,20 @@ class SelfTestWithBank(unittest.TestCase):
         self.assertEqual(starts[:3], [("grade", "grade of lessons tree (lessons)"),
                                       ("grade", "grade of solutions tree (solutions)"), ("background", "build", both)])
 
-    def test_timing_waits_for_the_build_in_the_background(self):
+    def test_timing_is_quiet(self):
         timed = entry(Path(self.d), fake_check(self.d, "timed", {"exercise": [{"name": "a"}],
                                                                   "performance": [{"name": "p"}]}), lesson="01_timed")
         caught = entry(Path(self.d), fake_check(self.d, "caught", {"exercise": [{"name": "a", "ok": False}],
                                                                     "performance": [{"name": "p"}]}),
                        lesson="02_caught")
-        waits = []
+        quiet = []
+
+        @contextlib.contextmanager
+        def pause_builds():
+            quiet.append("paused")
+            yield
+            quiet.append("resumed")
+
         saved = grade.build_lesson, grade.catch_major
         grade.build_lesson = lambda entry, build_dir, logs, program=False: None
         grade.catch_major = lambda build_dir: 2
@@ -721,12 +730,11 @@ class SelfTestWithBank(unittest.TestCase):
             with contextlib.redirect_stdout(io.StringIO()):
                 for entries in ([timed, caught], [caught]):
                     grade.grade_entries("lessons", entries, self.d, Path(self.d) / "out", "demo", run_jobs=2,
-                                        grading=grade.Grading(check_times={}, perf_caught=False,
-                                                              before_timing=lambda: waits.append(len(entries))))
+                                        grading=grade.Grading(check_times={}, perf_caught=False, quiet=pause_builds))
         finally:
             grade.build_lesson, grade.catch_major = saved
-        # once before the [performance] runs; not at all when none is made
-        self.assertEqual(waits, [2])
+        # around the [performance] runs; not at all when none is made
+        self.assertEqual(quiet, ["paused", "resumed"])
 
     def test_background_build_runs_the_build_and_is_waited_for(self):
         d = Path(self.d)
@@ -744,6 +752,44 @@ class SelfTestWithBank(unittest.TestCase):
         self.assertEqual((d / "args.txt").read_text().split(),
                          ["--build", str(d / "build"), "--parallel", "3", "--target", "check-a", "prog-a"])
         self.assertGreaterEqual(build.seconds, 0.3)
+        self.assertEqual(build.proc.returncode, 0)
+        # a build dir that needs configuring is configured first, in the background too,
+        # and a Ninja build keeps going past a failing target
+        write_exe(bin_dir / "cmake", f"#!/bin/sh\necho \"$@\" >> {d / 'calls.txt'}\n")
+        os.environ["PATH"] = f"{bin_dir}:{saved}"
+        try:
+            build = grade.BackgroundBuild(d / "build", ["check-a"], 2, d / "build.log",
+                                          configure=["cmake", "-S", "src", "-B", str(d / "build"), "-G", "Ninja"])
+            build.wait()
+        finally:
+            os.environ["PATH"] = saved
+        self.assertEqual((d / "calls.txt").read_text().splitlines(),
+                         [f"-S src -B {d / 'build'} -G Ninja",
+                          f"--build {d / 'build'} --parallel 2 --target check-a -- -k 0"])
+
+    @unittest.skipUnless(Path("/proc/self/stat").exists(), "pausing lists processes through /proc")
+    def test_a_paused_build_stops_its_every_process(self):
+        d = Path(self.d)
+        bin_dir = d / "bin"
+        bin_dir.mkdir()
+        ticks = d / "ticks"
+        # the work is done by a grandchild, as a compiler under ninja under cmake
+        write_exe(bin_dir / "cmake", f"#!/bin/sh\nsh -c 'for i in $(seq 1 40); do echo x >> {ticks}; sleep 0.05; done'\n")
+        saved = os.environ["PATH"]
+        os.environ["PATH"] = f"{bin_dir}:{saved}"
+        try:
+            build = grade.BackgroundBuild(d / "build", ["t"], 1, d / "build.log")
+            time.sleep(0.3)
+            build.pause()
+            time.sleep(0.1)
+            paused_at = ticks.read_text().count("x")
+            time.sleep(0.4)
+            self.assertEqual(ticks.read_text().count("x"), paused_at)
+            build.resume()
+            build.wait()
+        finally:
+            os.environ["PATH"] = saved
+        self.assertEqual(ticks.read_text().count("x"), 40)
         self.assertEqual(build.proc.returncode, 0)
 
     def setUp(self):
