@@ -333,12 +333,11 @@ struct CgShare {
 // Lessons 4 and 5's solver on one rank
 // ---------------------------------------------------------------------------------------
 
-namespace detail {
-
-/// z = D^-1 r and this GPU's parts of r . r, r . z, b . b (into rr, rz_new, bb).
-template <class Scalars, auto block_add>
+/// The start of a solve: z = D^-1 r, and this GPU's parts of r . r, r . z and b . b added
+/// into *rr_sum, *rz_sum and *bb_sum (device memory; block_add adds a block's part).
+template <auto block_add>
 __global__ void init_kernel(int rows, const float* __restrict__ r, float* __restrict__ z, const float* __restrict__ dinv,
-                            const float* __restrict__ b, Scalars* s) {
+                            const float* __restrict__ b, double* rr_sum, double* rz_sum, double* bb_sum) {
     double rr = 0.0, rz = 0.0, bb = 0.0;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += gridDim.x * blockDim.x) {
         const float zi = dinv[i] * r[i];
@@ -347,10 +346,12 @@ __global__ void init_kernel(int rows, const float* __restrict__ r, float* __rest
         rz += double(r[i]) * zi;
         bb += double(b[i]) * b[i];
     }
-    block_add(rr, &s->rr);
-    block_add(rz, &s->rz_new);
-    block_add(bb, &s->bb);
+    block_add(rr, rr_sum);
+    block_add(rz, rz_sum);
+    block_add(bb, bb_sum);
 }
+
+namespace detail {
 
 /// After the sums: the threshold, and done when b (so r) is already small enough.
 template <class Scalars>
@@ -426,8 +427,9 @@ struct CgRank : CgShare {
         TUT_CUDA(cudaMemsetAsync(scalars.get(), 0, sizeof(Scalars), s));
         if (rows == 0) return finish_start(communicate);
         TUT_CUDA(cudaMemcpyAsync(r.get(), b.get(), size_t(rows) * sizeof(float), cudaMemcpyDeviceToDevice, s));
-        detail::init_kernel<Scalars, block_add><<<grid, kThreads, 0, s>>>(rows, r.get(), z.get(), dinv.get(), b.get(),
-                                                                         scalars.get());
+        Scalars* sums = scalars.get();
+        init_kernel<block_add><<<grid, kThreads, 0, s>>>(rows, r.get(), z.get(), dinv.get(), b.get(), &sums->rr,
+                                                         &sums->rz_new, &sums->bb);
         TUT_LAUNCH("init_kernel");
         TUT_CUDA(cudaMemcpyAsync(p.get(), z.get(), size_t(rows) * sizeof(float), cudaMemcpyDeviceToDevice, s));
         finish_start(communicate);

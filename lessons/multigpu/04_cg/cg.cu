@@ -240,22 +240,6 @@ void sum_over_gpus(double* values, int count, const tut::mg::Ranks& ranks) {
 // parity of the iteration): a kernel whose blocks all read a slot can neither clear it nor
 // add into it, so the slot read now is cleared by the kernel after.
 
-/// u = D^-1 r (r = b), and this GPU's parts of r . r and r . u into merged[0], b . b into s->bb.
-__global__ void merged_init_kernel(int rows, const float* __restrict__ r, float* __restrict__ u,
-                                   const float* __restrict__ dinv, const float* __restrict__ b, Scalars* s) {
-    double rr = 0.0, gamma = 0.0, bb = 0.0;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += gridDim.x * blockDim.x) {
-        const float ui = dinv[i] * r[i];
-        u[i] = ui;
-        rr += double(r[i]) * r[i];
-        gamma += double(r[i]) * ui;
-        bb += double(b[i]) * b[i];
-    }
-    block_add(rr, &s->merged[0].rr);
-    block_add(gamma, &s->merged[0].gamma);
-    block_add(bb, &s->bb);
-}
-
 /// After the first sums: the threshold, and done when b (so r) is already small enough.
 __global__ void merged_start_kernel(Scalars* s, double tol) {
     s->threshold = tol * tol * s->bb;
@@ -389,9 +373,11 @@ struct Cg : Rank {
         TUT_CUDA(cudaMemsetAsync(scalars.get(), 0, sizeof(Scalars), s));
         if (rows > 0) {
             TUT_CUDA(cudaMemcpyAsync(r.get(), b.get(), size_t(rows) * sizeof(float), cudaMemcpyDeviceToDevice, s));
-            lesson::merged_init_kernel<<<grid, lesson::kThreads, 0, s>>>(rows, r.get(), u.get(), dinv.get(), b.get(),
-                                                                         scalars.get());
-            TUT_LAUNCH("merged_init_kernel");
+            // u = D^-1 r, and the sums r . r and r . u into merged[0] (gamma = r . u), b . b into bb
+            lesson::Scalars* sums = scalars.get();
+            tut::mg::init_kernel<lesson::block_add><<<grid, lesson::kThreads, 0, s>>>(
+                rows, r.get(), u.get(), dinv.get(), b.get(), &sums->merged[0].rr, &sums->merged[0].gamma, &sums->bb);
+            TUT_LAUNCH("init_kernel");
         }
         if (distributed(communicate)) lesson::exchange_halo(halo, u.get(), call.ranks);
         // As the SpMV of an iteration before the first (parity 1): its sums go to merged[0].
