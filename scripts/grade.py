@@ -583,16 +583,31 @@ def generator_keep_going(build_dir):
     return []
 
 
+def build_command(build_dir, targets, jobs, keep_going=None):
+    """The parallel build of `targets` that keeps going past failures: keep_going is the
+    native build tool's flag for it (default: that of build_dir's generator)."""
+    cmd = ["cmake", "--build", str(build_dir), "--parallel", str(jobs), "--target", *targets]
+    keep_going = generator_keep_going(build_dir) if keep_going is None else keep_going
+    return cmd + ["--", *keep_going] if keep_going else cmd
+
+
+def build_targets(entries, programs):
+    """The check targets of manifest entries, and lesson programs (the sanitizer runs them):
+    every lesson's when `programs` is True, else those of the trees and lessons it names
+    ("solutions", "jor/01_block_per_row")."""
+    targets = [e["check_target"] for e in entries]
+    targets += [e["target"] for e in entries
+                if e.get("target") and (programs is True or (programs and (
+                    e["tree"] in programs or f"{e['track']}/{e['lesson']}" in programs)))]
+    return targets
+
+
 def build_all(build_dir, targets, jobs, log_path):
     """One parallel build of every target that keeps going past failures; the targets that
     fail are found (and rebuilt alone, for their own logs) lesson by lesson afterwards."""
     if not targets:
         return 0, False
-    cmd = ["cmake", "--build", str(build_dir), "--parallel", str(jobs), "--target", *targets]
-    keep_going = generator_keep_going(build_dir)
-    if keep_going:
-        cmd += ["--", *keep_going]
-    rc, _, timed_out = run_with_timeout(cmd, PREBUILD_TIMEOUT_S, log_path)
+    rc, _, timed_out = run_with_timeout(build_command(build_dir, targets, jobs), PREBUILD_TIMEOUT_S, log_path)
     return rc, timed_out
 
 
@@ -1349,10 +1364,7 @@ def prepare(build_dir, trees, only, lessons_dir=None, tracks=None, solutions_dir
         if not entries[tree]:
             raise SystemExit(f"grade.py: no lessons with checks found for tree '{tree}' in {build_dir}"
                              + (f" (--only {' '.join(only)})" if only else ""))
-    targets = [e["check_target"] for tree in trees for e in entries[tree]]
-    targets += [e["target"] for tree in trees for e in entries[tree]
-                if e.get("target") and (programs is True or (programs and (
-                    tree in programs or f"{e['track']}/{e['lesson']}" in programs)))]
+    targets = build_targets([e for tree in trees for e in entries[tree]], programs)
     jobs = jobs or default_build_jobs()
     logs = logs or Path(build_dir)
     logs.mkdir(parents=True, exist_ok=True)
@@ -1452,7 +1464,8 @@ def grade_entries(tree, entries, build_dir, out_dir, title, run_jobs=1, timer=No
     checked = [i for i in to_run if results[i].status == "ok"]
     caught = {i for i in checked
               if not grading.perf_caught and not all(c.passed for c in results[i].exercise_cases())}
-    timed = [i for i in checked if i not in caught and has_performance_cases(entries[i])]
+    # run_checks() makes the [performance] run of those that have such cases
+    timed = [i for i in checked if i not in caught]
     with grading.quiet() if grading.quiet and timed else contextlib.nullcontext():
         for i in checked:
             if i in caught:
@@ -1750,10 +1763,8 @@ class BackgroundBuild:
 
     def __init__(self, build_dir, targets, jobs, log_path, niceness=10, configure=None):
         """`configure`: the configure command to run first, when the build dir needs one."""
-        cmd = ["cmake", "--build", str(build_dir), "--parallel", str(jobs), "--target", *targets]
-        keep_going = generator_keep_going(build_dir) or (["-k", "0"] if configure and "Ninja" in configure else [])
-        if keep_going:
-            cmd += ["--", *keep_going]
+        # a build dir configured only now has no generator to ask yet
+        cmd = build_command(build_dir, targets, jobs, ["-k", "0"] if configure and "Ninja" in configure else None)
         if configure:
             cmd = ["sh", "-c", f"{shlex.join(configure)} && exec {shlex.join(cmd)}"]
         if shutil.which("nice"):
@@ -1867,10 +1878,8 @@ class WrongBank:
             # a plain copy: a new time stamp, so the build dir rebuilds the lesson
             shutil.copy(path, tree / e["track"] / e["lesson"] / Path(e["source"]).name)
         # the targets are named alike in every build dir: the self-test's own manifest gives them
-        races = self.races(r) if self.sanitize else ()
-        targets = [self.by_name[name]["check_target"] for name in sorted(files)]
-        targets += [self.by_name[name]["target"] for name in sorted(files)
-                    if name in races and self.by_name[name].get("target")]
+        targets = build_targets([self.by_name[name] for name in sorted(files)],
+                                self.races(r) if self.sanitize else ())
         logs = self.work / f"round-{r}" / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         self.builds[r] = start_background_build(build_dir, tree, self.tracks, targets, self.jobs,

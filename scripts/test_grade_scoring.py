@@ -482,8 +482,8 @@ class PrepareTargets(unittest.TestCase):
     def targets(self, programs):
         """The targets prepare() hands to its one parallel build, for two trees of two lessons."""
         def manifest(build_dir, tree, only):
-            return [{"track": "demo", "lesson": n, "check_target": f"check-{tree}-{n}", "target": f"{tree}-{n}"}
-                    for n in ("01_a", "02_b")]
+            return [{"tree": tree, "track": "demo", "lesson": n, "check_target": f"check-{tree}-{n}",
+                     "target": f"{tree}-{n}"} for n in ("01_a", "02_b")]
         seen = []
         saved = grade.needs_configure, grade.load_manifest, grade.build_all
         grade.needs_configure = lambda *a: False
