@@ -41,7 +41,12 @@ BEGIN_RE = re.compile(r'<!-- measured:begin(?:\s+extra="([^"]*)")?\s*-->')
 BEGIN_ANY = "<!-- measured:begin"
 END = "<!-- measured:end -->"
 DASH = "\u2014"  # a record this GPU does not have
-EXTRA_NAMES = {"us_per_iter": "\u00b5s/iteration", "iterations": "iterations"}
+EXTRA_NAMES = {"us_per_iter": "\u00b5s/iteration", "iterations": "iterations",
+               "compute_us_per_iter": "compute \u00b5s/iteration", "comm_us_per_iter": "comm \u00b5s/iteration"}
+# Said under a table with a negative comm value: the multigpu CG harness derives comm as the
+# iteration's time less that of a compute-only run, two measurements with their own spread.
+NEGATIVE_COMM_NOTE = ("a negative comm \u00b5s/iteration: the whole iteration took less than the compute-only run "
+                      "it is measured against; the split is within the two runs' spread there")
 PERCENT_EXTRAS = {"occupancy"}  # fractions shown as percentages
 
 
@@ -266,6 +271,9 @@ def measured_lines(track, lesson, runs, labels, extras):
         common = Counter(v for v in named.values() if v)
         if common and not in_column:
             notes.append("%s: %s%s" % (label, rj.without_label(label, common.most_common(1)[0][0]), tail))
+    if "comm_us_per_iter" in extras and any(
+            (rj.number((r.get("extra") or {}).get("comm_us_per_iter")) or 0) < 0 for r in records):
+        notes.append(NEGATIVE_COMM_NOTE)
     if notes:
         lines += ["", "; ".join(cell(n) for n in notes) + "."]
     return lines

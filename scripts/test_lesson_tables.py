@@ -167,6 +167,18 @@ class LessonTablesTest(unittest.TestCase):
                       "| 430 solves/s | 26.9x | 40.6% | 5.09 | 455 |", block)
         self.assertIn("% of bandwidth floor: bandwidth floor", block)
 
+    def test_negative_comm_is_explained_under_the_table(self):
+        def results(comm):
+            return {"gpu": "NVIDIA H100 80GB HBM3", "records": [
+                {"track": "multigpu", "lesson": "04_cg", "variant": "halo", "size": "weak", "value": 1.0, "unit": "GB/s",
+                 "extra": {"compute_us_per_iter": 100.0, "comm_us_per_iter": comm}}]}
+        extras = ["compute_us_per_iter", "comm_us_per_iter"]
+        lines = lesson_tables.measured_lines("multigpu", "04_cg", [results(-2.5)], ["H100"], extras)
+        self.assertIn("H100 comm \u00b5s/iteration", lines[0])
+        self.assertIn(lesson_tables.NEGATIVE_COMM_NOTE, lines[-1])
+        lines = lesson_tables.measured_lines("multigpu", "04_cg", [results(12.0)], ["H100"], extras)
+        self.assertNotIn(lesson_tables.NEGATIVE_COMM_NOTE, "\n".join(lines))
+
     def test_multigpu_one_table_per_gpu_count(self):
         readme = self.write("lessons/multigpu/02_allreduce/README.md",
                             '<!-- measured:begin extra="algbw_gbs" -->\n<!-- measured:end -->\n')
