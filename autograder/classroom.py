@@ -6,7 +6,8 @@
   autograder/classroom.py --template DIR [--up-to sgemm/05] [--tracks cg]
                                     write an assignment's template repository into DIR
                                     (a new or empty folder): this repository without
-                                    solutions/ and the known-wrong submissions, with the
+                                    solutions/, the known-wrong submissions and the
+                                    experiments' sources (docs/experiments/*.cu), with the
                                     assignment's lessons and headers (autograder/assignment.py:
                                     --up-to ships one track's lessons up to and including
                                     that one, and the other tracks --tracks names), and both
@@ -34,6 +35,7 @@ import sys
 from pathlib import Path
 
 import assignment
+import answers_in_tree  # noqa: E402 (scripts/, on the path since assignment's import)
 
 REPO = Path(__file__).resolve().parent.parent
 WORKFLOW_REL = Path(".github") / "workflows" / "classroom.yml"
@@ -189,7 +191,9 @@ def write_template(dest, up_to=None, tracks=()):
     except assignment.UsageError as e:
         raise SystemExit(f"classroom.py: {e}")
     generated = {WORKFLOW_REL, AUTOGRADING_JSON_REL}
-    rest = [f for f in repository_files() if f.parts[0] not in ("solutions", "lessons", "common", "scratch")
+    # beside lessons/ and common/ (selected above): what every student's copy holds, which
+    # scripts/answers_in_tree.py searches for answers (no solutions/, no experiment sources)
+    rest = [f for f in repository_files() if answers_in_tree.ships_beside_lessons(f.as_posix())
             and f not in generated]
     assignment.copy(REPO, rest + files, dest)
     items = lessons(dest)

@@ -15,7 +15,12 @@ one of 60 characters or more, count as the answer given away:
 - the headers shipped with it (shipped_headers(): what the exercises and checks of the
   track's lessons up to this one include from common/include and common/checks,
   transitively; a helper that only later lessons call is not shipped);
-- the exercise files of the earlier lessons of its track.
+- the exercise files of the earlier lessons of its track, and the READMEs of its track's
+  lessons up to this one;
+- the code and Markdown files every student's copy has beside lessons/ and common/
+  (files_beside_lessons(): the Classroom template is the repository without solutions/,
+  scratch/ and the experiments' sources, docs/experiments/*.cu, which rebuild lessons'
+  kernels to measure them).
 
 Prints `lesson: N line(s) of its answer in path:line '...'` for each and exits 1 when it finds
 one, 0 otherwise.
@@ -24,6 +29,7 @@ import argparse
 import difflib
 import os
 import re
+import subprocess
 import sys
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -111,6 +117,42 @@ def lessons(root):
     return out
 
 
+NOT_SHIPPED = ("solutions", "scratch")  # besides lessons/ and common/, which are chosen per lesson
+SCANNED_SUFFIXES = (".cu", ".cuh", ".hpp", ".h", ".cpp", ".c", ".md")
+
+
+def ships_beside_lessons(rel):
+    """Whether a student's copy of the repository (the Classroom template) holds the file at
+    `rel` (relative to the root) whatever lessons it ships: not solutions/, scratch/, a build
+    folder, lessons/ or common/ (selected per lesson), nor an experiment's source."""
+    parts = rel.replace(os.sep, "/").split("/")
+    if parts[0] in NOT_SHIPPED + ("lessons", "common", ".git") or parts[0].startswith("build"):
+        return False
+    return not (parts[:2] == ["docs", "experiments"] and rel.endswith((".cu", ".cuh", ".cpp", ".hpp")))
+
+
+def repository_files(root):
+    """The files of the repository at root, relative to it: as git sees them (tracked, and
+    untracked ones it does not ignore, so no grading output), else every file but hidden
+    folders."""
+    try:
+        out = subprocess.run(["git", "-C", root, "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+                             capture_output=True, check=True, timeout=120).stdout.decode()
+        return [p for p in out.split("\0") if p and os.path.isfile(os.path.join(root, p))]
+    except (OSError, subprocess.SubprocessError):
+        files = []
+        for folder, dirs, names in os.walk(root):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            files += [os.path.relpath(os.path.join(folder, n), root) for n in names]
+        return files
+
+
+def files_beside_lessons(root):
+    """The code and Markdown files (SCANNED_SUFFIXES) that ships_beside_lessons() keeps, as paths."""
+    return sorted(os.path.join(root, rel) for rel in repository_files(root)
+                  if rel.endswith(SCANNED_SUFFIXES) and ships_beside_lessons(rel))
+
+
 def read_lines(path):
     with open(path, encoding="utf-8", errors="replace") as f:
         return f.read().splitlines()
@@ -142,6 +184,7 @@ def findings(root, min_length, long_length=60):
     not an idiom (idioms())."""
     all_lessons = lessons(root)
     common = idioms(root)
+    beside = files_beside_lessons(root)
     found = []
     for track, lesson, exercise, solution in all_lessons:
         exercise_lines = read_lines(exercise)
@@ -152,6 +195,10 @@ def findings(root, min_length, long_length=60):
             continue
         readable = sorted(shipped_headers(root, track, lesson, all_lessons))
         readable += [e for t, l, e, _ in all_lessons if t == track and l < lesson]
+        readmes = {os.path.join(os.path.dirname(e), "README.md") for t, l, e, _ in all_lessons
+                   if t == track and l <= lesson}
+        readable += sorted(r for r in readmes if os.path.isfile(r))
+        readable += beside
         for path in readable:
             hits = {}
             for number, line in enumerate(read_lines(path), 1):
@@ -177,7 +224,8 @@ def main(argv=None):
     if found:
         print(f"answers_in_tree: {len(found)} answer line(s) readable from the student's tree", file=sys.stderr)
         return 1
-    print("answers_in_tree: no lesson's answer is in a file its exercise includes or in an earlier lesson")
+    print("answers_in_tree: no lesson's answer is in a file its exercise includes, in an earlier lesson or "
+          "beside the lessons")
     return 0
 
 

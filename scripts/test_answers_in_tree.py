@@ -47,6 +47,37 @@ class AnswersInTreeTest(unittest.TestCase):
         write(root, "common/checks/t/check_01_a.cpp", '#include "tut/track.hpp"\n')
         return root
 
+    def test_answer_beside_the_lessons(self):
+        answer = ("    if (i < n) out[i] = scale_and_shift_by_the_answer(in[i], 2.5f, -1.0f);\n"
+                  "    out[n + i] = another_distinctive_statement(in, n);\n")
+        root = self.tree("inline int x;\n")
+        write(root, "docs/notes.md", "Here is how:\n\n" + answer)
+        found = answers_in_tree.findings(root, 30)
+        self.assertEqual(len(found), 1)
+        self.assertIn("docs/notes.md:3", found[0])
+        # an experiment's source is not in a student's copy; a build folder is not either
+        os.remove(os.path.join(root, "docs", "notes.md"))
+        write(root, "docs/experiments/reproducer.cu", answer)
+        write(root, "build-x/copy.cu", answer)
+        self.assertEqual(answers_in_tree.findings(root, 30), [])
+
+    def test_answer_in_the_lessons_readme(self):
+        root = self.tree("inline int x;\n")
+        write(root, "lessons/t/01_a/README.md",
+              "The fix:\n\n    out[n + i] = another_distinctive_statement(in, n);\n"
+              "    if (i < n) out[i] = scale_and_shift_by_the_answer(in[i], 2.5f, -1.0f);\n")
+        found = answers_in_tree.findings(root, 30)
+        self.assertEqual(len(found), 1)
+        self.assertIn("lessons/t/01_a/README.md:3", found[0])
+
+    def test_what_ships_beside_the_lessons(self):
+        ships = answers_in_tree.ships_beside_lessons
+        for rel in ("README.md", "docs/experiments/cg.md", ".github/workflows/classroom.yml", "scripts/grade.py"):
+            self.assertTrue(ships(rel), rel)
+        for rel in ("solutions/t/01_a/a.cu", "scratch/x.cu", "docs/experiments/reproducer.cu", "build/x.cu",
+                    "lessons/t/01_a/a.cu", "common/include/tut/track.hpp"):
+            self.assertFalse(ships(rel), rel)
+
     def test_clean_tree(self):
         self.assertEqual(answers_in_tree.findings(self.tree("inline int x;\n"), 30), [])
 

@@ -365,6 +365,9 @@ class Classroom(unittest.TestCase):
             self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
             self.assertFalse((dest / "solutions").exists())
             self.assertFalse((dest / "common" / "checks" / "wrong").exists())
+            # the experiments' pages ship, their sources (which rebuild lessons' kernels) do not
+            self.assertTrue((dest / "docs" / "experiments" / "cg.md").is_file())
+            self.assertEqual(list((dest / "docs" / "experiments").glob("*.cu")), [])
             self.assertEqual(sorted(os.listdir(dest / "lessons")), ["sgemm"])
             self.assertEqual(sorted(os.listdir(dest / "lessons" / "sgemm")), ["01_naive", "02_unified_memory",
                                                                              "03_unrolling"])
