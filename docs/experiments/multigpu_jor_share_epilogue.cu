@@ -12,10 +12,9 @@
 #define main jor_lesson_main
 #include "solutions/multigpu/03_jor/jor.cu"
 #undef main
+#include "tut/timer.hpp"
 
 #include <algorithm>
-#include <functional>
-#include <string>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -92,26 +91,10 @@ __global__ void fill(T* A, T* b, T* xg, long long n, long long xlen) {
     }
 }
 
-template <class T>
-double time_us(int repeats, const std::function<void()>& launch) {
-    for (int w = 0; w < 3; ++w) launch();
-    std::vector<float> ms;
-    cudaEvent_t e0, e1;
-    TUT_CUDA(cudaEventCreate(&e0));
-    TUT_CUDA(cudaEventCreate(&e1));
-    for (int r = 0; r < repeats; ++r) {
-        TUT_CUDA(cudaEventRecord(e0));
-        launch();
-        TUT_CUDA(cudaEventRecord(e1));
-        TUT_CUDA(cudaEventSynchronize(e1));
-        float t = 0;
-        TUT_CUDA(cudaEventElapsedTime(&t, e0, e1));
-        ms.push_back(t);
-    }
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    std::sort(ms.begin(), ms.end());
-    return ms[ms.size() / 2] * 1e3;
+// Median of `repeats` timed runs after 3 untimed ones (tut::time_gpu), in microseconds.
+template <class Work>
+double time_us(int repeats, Work&& launch) {
+    return 1e3 * tut::time_gpu(launch, tut::TimingOptions{3, repeats}).median_ms;
 }
 
 template <class T>
@@ -149,9 +132,9 @@ void bench(int repeats) {
                     }
                     TUT_LAUNCH("variant");
                 };
-                const double t = time_us<T>(repeats, launch);
+                const double t = time_us(repeats, launch);
                 // 10 sweeps back to back in one timing: the launch gaps overlap, the kernels do not
-                const double t10 = time_us<T>(std::max(3, repeats / 5), [&] { for (int i = 0; i < 10; ++i) launch(); }) / 10;
+                const double t10 = time_us(std::max(3, repeats / 5), [&] { for (int i = 0; i < 10; ++i) launch(); }) / 10;
                 if (g == 1) t_all = t;
                 char quarter[16] = "-";
                 if (g != 1) std::snprintf(quarter, sizeof quarter, "%.1f%%", 100.0 * 4 * t / t_all);

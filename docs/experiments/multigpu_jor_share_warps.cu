@@ -16,6 +16,7 @@
 #define main jor_lesson_main
 #include "solutions/multigpu/03_jor/jor.cu"
 #undef main
+#include "tut/timer.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -137,25 +138,8 @@ void bench_type(int repeats) {
                     }
                 };
                 TUT_CUDA(cudaMemset(xn, 0, size_t(n) * sizeof(T)));
-                for (int w = 0; w < 3; ++w) launch();
-                std::vector<float> ms;
-                cudaEvent_t e0, e1;
-                TUT_CUDA(cudaEventCreate(&e0));
-                TUT_CUDA(cudaEventCreate(&e1));
-                for (int r = 0; r < repeats; ++r) {
-                    TUT_CUDA(cudaEventRecord(e0));
-                    launch();
-                    TUT_CUDA(cudaEventRecord(e1));
-                    TUT_CUDA(cudaEventSynchronize(e1));
-                    float t = 0;
-                    TUT_CUDA(cudaEventElapsedTime(&t, e0, e1));
-                    ms.push_back(t);
-                }
-                cudaEventDestroy(e0);
-                cudaEventDestroy(e1);
-                std::sort(ms.begin(), ms.end());
-                const double t = ms[ms.size() / 2] * 1e3;  // us, median
-                const double tmin = ms.front() * 1e3;
+                const tut::Timing timing = tut::time_gpu(launch, tut::TimingOptions{3, repeats});
+                const double t = 1e3 * timing.median_ms, tmin = 1e3 * timing.min_ms;  // us
                 // The new x against the "before" kernel's (the same sums, another order).
                 TUT_CUDA(cudaMemcpy(got.data(), xn, size_t(rows) * sizeof(T), cudaMemcpyDeviceToHost));
                 double diff = 0, big = 0;
