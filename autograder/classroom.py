@@ -30,7 +30,6 @@ without one each test prints SKIPPED and scores 0.
 import argparse
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -168,15 +167,8 @@ def workflow(items):
 
 
 def repository_files(root=REPO):
-    """The repository's files as git sees them (tracked, and untracked ones it does not
-    ignore), relative to root; every file but build folders where git is not there."""
-    try:
-        out = subprocess.run(["git", "-C", str(root), "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-                             capture_output=True, check=True, timeout=120).stdout.decode()
-        files = [Path(p) for p in out.split("\0") if p]
-    except (OSError, subprocess.SubprocessError):
-        files = [p for p in assignment.walk(root, ".") if not p.parts[0].startswith(("build", ".git"))]
-    return [f for f in files if (root / f).is_file()]
+    """The repository's files, relative to root (answers_in_tree.repository_files())."""
+    return [Path(p) for p in answers_in_tree.repository_files(root)]
 
 
 def write_template(dest, up_to=None, tracks=()):

@@ -132,19 +132,22 @@ def ships_beside_lessons(rel):
 
 
 def repository_files(root):
-    """The files of the repository at root, relative to it: as git sees them (tracked, and
-    untracked ones it does not ignore, so no grading output), else every file but hidden
-    folders."""
+    """The repository's files as git sees them (tracked, and untracked ones it does not
+    ignore, so no grading output), relative to root; where git is not there, every file but
+    build folders, .git and Python's caches (the Classroom template copies the same list)."""
     try:
-        out = subprocess.run(["git", "-C", root, "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        out = subprocess.run(["git", "-C", str(root), "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
                              capture_output=True, check=True, timeout=120).stdout.decode()
-        return [p for p in out.split("\0") if p and os.path.isfile(os.path.join(root, p))]
+        files = [p for p in out.split("\0") if p]
     except (OSError, subprocess.SubprocessError):
         files = []
         for folder, dirs, names in os.walk(root):
-            dirs[:] = [d for d in dirs if not d.startswith(".")]
-            files += [os.path.relpath(os.path.join(folder, n), root) for n in names]
-        return files
+            rel = os.path.relpath(folder, root)
+            dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", ".DS_Store")
+                             and not (rel == "." and d.startswith(("build", ".git"))))
+            files += [os.path.normpath(os.path.join(rel, n)) for n in sorted(names)
+                      if n != ".DS_Store" and not n.endswith(".pyc") and not (rel == "." and n.startswith(("build", ".git")))]
+    return [f for f in files if os.path.isfile(os.path.join(root, f))]
 
 
 def files_beside_lessons(root):
