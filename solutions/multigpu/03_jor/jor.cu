@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm<T>) sweep_kernel(const 
 /// least kWaves waves of the warps the GPU holds at once (so that the warps that end last
 /// are a small part of the sweep); else 2, or 4, whichever first gives kWaves waves (4 at
 /// most). `forced` (1, 2 or 4) overrides the choice; 0 leaves it to the rule.
-constexpr int kWaves = 3;
+constexpr int kWaves = 2;
 template <class T>
 int sweep_warps_per_row(long long rows, int forced) {
     if (forced != 0) {
