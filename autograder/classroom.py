@@ -57,7 +57,11 @@ def lessons(root=REPO):
         registry = root / "common" / "checks" / track / "lessons.cmake"
         if not registry.exists():
             continue  # an assignment's template may ship some tracks only
-        for t, lesson in re.findall(r"^\s*tut_lesson\(\s*(\w+)\s+(\w+)", registry.read_text(), re.M):
+        text = registry.read_text()
+        # tut_lesson(<track> <lesson> ...); the multigpu track's tut_multigpu_lesson(<lesson> ...)
+        found = re.findall(r"^\s*tut_lesson\(\s*(\w+)\s+(\w+)", text, re.M)
+        found += [("multigpu", lesson) for lesson in re.findall(r"^\s*tut_multigpu_lesson\(\s*(\w+)", text, re.M)]
+        for t, lesson in found:
             if t != track:
                 raise SystemExit(f"classroom.py: {track}/lessons.cmake registers a lesson of track '{t}'")
             if (root / "lessons" / track / lesson).is_dir():

@@ -9,6 +9,7 @@
 #include "tut/multigpu_halo.hpp"
 #include "tut/multigpu_progress.hpp"
 #include "tut/multigpu_ring.hpp"
+#include "tut/multigpu_topology.hpp"
 
 #include <cstdint>
 #include <numeric>
@@ -85,6 +86,24 @@ TEST_CASE("multigpu: bus bandwidth and efficiency follow their definitions", "[c
     REQUIRE(tut::mg::parallel_efficiency(Scaling::weak, 100.0, 110.0, 4) == Approx(100.0 / 110.0));
     REQUIRE(tut::mg::speedup(Scaling::weak, 100.0, 100.0, 4) == Approx(4.0));
     REQUIRE(std::isnan(tut::mg::speedup(Scaling::strong, NAN, 1.0, 2)));
+}
+
+TEST_CASE("multigpu: NVML's NVLink version enum gives the generation and its line rate", "[cpu][multigpu]") {
+    using tut::mg::nvlink_generation_of;
+    using tut::mg::nvlink_rate_gbs;
+    REQUIRE(nvlink_generation_of(1, 6) == 1);   // 1.0, P100
+    REQUIRE(nvlink_generation_of(3, 7) == 2);   // 2.2, V100
+    REQUIRE(nvlink_generation_of(4, 8) == 3);   // 3.0, A100
+    REQUIRE(nvlink_generation_of(6, 9) == 4);   // 4.0, what an H100 reports
+    REQUIRE(nvlink_generation_of(7, 9) == 4);   // 5.0 reported for a Hopper GPU: its links are NVLink 4
+    REQUIRE(nvlink_generation_of(7, 10) == 5);  // 5.0, B200
+    REQUIRE(nvlink_generation_of(0, 9) == 0);
+    REQUIRE(nvlink_generation_of(99, 9) == 0);
+    // an H100 SXM: 18 NVLink 4 links, 450 GB/s per direction
+    REQUIRE(18 * nvlink_rate_gbs(nvlink_generation_of(6, 9)) == Approx(450.0));
+    REQUIRE(18 * nvlink_rate_gbs(nvlink_generation_of(7, 10)) == Approx(900.0));
+    REQUIRE(std::isnan(nvlink_rate_gbs(0)));
+    REQUIRE(16 * tut::mg::pcie_lane_gbs(5) == Approx(63.0).epsilon(0.01));
 }
 
 namespace {

@@ -10,6 +10,9 @@
 /// which comes with the driver), so a program links and starts on a machine without a
 /// driver (CI) and reports "unknown" there.
 ///
+/// NVML does not give the NVLink generation as a number but as an enum that also counts minor
+/// versions (nvmlNvlinkVersion_t: 1 = 1.0, 2 = 2.0, 3 = 2.2, 4 = 3.0, 5 = 3.1, 6 = 4.0,
+/// 7 = 5.0); an H100 reports 6. nvlink_generation_of() turns it into 1 to 5.
 /// Line rates, per direction: NVLink 1 20 GB/s per link, NVLink 2 to 4 25 GB/s, NVLink 5
 /// 50 GB/s (NVIDIA's data sheets: an H100 SXM has 18 NVLink 4 links, 450 GB/s each way);
 /// PCIe per lane 0.25, 0.5, 0.985, 1.969, 3.938 GB/s for generations 1 to 5 (x16 gen5:
@@ -34,14 +37,14 @@ struct Link {
     bool native_atomics = false; ///< cudaDevP2PAttrNativeAtomicSupported
     int performance_rank = -1;   ///< cudaDevP2PAttrPerformanceRank (lower is better)
     int nvlinks = 0;             ///< active NVLink links of GPU a
-    int nvlink_version = 0;
+    int nvlink_generation = 0;   ///< 1 to 5; 0 if NVML did not say
     bool through_switch = false; ///< those links end at an NVSwitch (any GPU of the switch is reachable)
     int pcie_generation = 0, pcie_width = 0;
     std::string kind = "unknown";  ///< "NVLink", "PCIe" or "unknown"
     double line_rate_gbs = NAN;  ///< per direction, GB/s
     std::string text() const {
         if (kind == "NVLink")
-            return fmt("NVLink %d x %d links%s, %.0f GB/s per direction", nvlink_version, nvlinks,
+            return fmt("NVLink %d x %d links%s, %.0f GB/s per direction", nvlink_generation, nvlinks,
                        through_switch ? " (NVSwitch)" : "", line_rate_gbs);
         if (kind == "PCIe")
             return fmt("PCIe gen %d x%d, %.1f GB/s per direction%s", pcie_generation, pcie_width, line_rate_gbs,
@@ -50,9 +53,28 @@ struct Link {
     }
 };
 
-/// Per-direction data rate of one NVLink link of a version (GB/s), NaN if unknown.
-inline double nvlink_rate_gbs(int version) {
-    switch (version) {
+/// The NVLink generation (1 to 5) of NVML's version enum, 0 if unknown. Some drivers report
+/// 5.0 for a Hopper GPU's NVLink 4 links (hwloc and others correct it the same way):
+/// NVLink 5 came with Blackwell (compute capability 10), so a GPU older than that has at most 4.
+inline int nvlink_generation_of(unsigned nvml_version, int compute_capability_major) {
+    int generation = 0;
+    switch (nvml_version) {
+        case 1: generation = 1; break;
+        case 2:
+        case 3: generation = 2; break;
+        case 4:
+        case 5: generation = 3; break;
+        case 6: generation = 4; break;
+        case 7: generation = 5; break;
+        default: return 0;
+    }
+    if (generation == 5 && compute_capability_major > 0 && compute_capability_major < 10) generation = 4;
+    return generation;
+}
+
+/// Per-direction data rate of one NVLink link of a generation (GB/s), NaN if unknown.
+inline double nvlink_rate_gbs(int generation) {
+    switch (generation) {
         case 1: return 20.0;
         case 2:
         case 3:
@@ -132,6 +154,9 @@ inline Link link_between(int a, int b) {
         cudaGetLastError();
         return link;
     }
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, a) != cudaSuccess) major = 0;
+    cudaGetLastError();
     if (nvml.link_state) {
         for (unsigned l = 0; l < 32; ++l) {
             int active = 0;
@@ -140,7 +165,7 @@ inline Link link_between(int a, int b) {
             ++link.nvlinks;
             unsigned version = 0;
             if (nvml.link_version && nvml.link_version(device, l, &version) == 0)
-                link.nvlink_version = static_cast<int>(version);
+                link.nvlink_generation = nvlink_generation_of(version, major);
             int type = -1;
             if (nvml.remote_type && nvml.remote_type(device, l, &type) == 0 && type == 2) link.through_switch = true;
         }
@@ -153,7 +178,7 @@ inline Link link_between(int a, int b) {
     }
     if (link.nvlinks > 0 && link.peer_access) {
         link.kind = "NVLink";
-        link.line_rate_gbs = link.nvlinks * nvlink_rate_gbs(link.nvlink_version);
+        link.line_rate_gbs = link.nvlinks * nvlink_rate_gbs(link.nvlink_generation);
     } else if (link.pcie_generation > 0) {
         link.kind = "PCIe";
         link.line_rate_gbs = link.pcie_width * pcie_lane_gbs(link.pcie_generation);
