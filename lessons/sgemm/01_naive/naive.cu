@@ -18,17 +18,18 @@ constexpr int kBlockSide = 16;  // blocks of 16 x 16 = 256 threads, as in the co
 
 // One thread computes one element C[i][j]: the dot product of row i of A and column j of B.
 // Which of i and j follows threadIdx.x does not change the result, only how the 32 threads
-// of a warp (consecutive threadIdx.x) touch memory; the README explains the choice.
+// of a warp (in blocks 16 wide, two rows of 16 consecutive threadIdx.x) touch memory; the
+// README explains the choice.
 __global__ void sgemm_naive(int n, const float* __restrict__ A, const float* __restrict__ B,
                             float* __restrict__ C) {
     // TODO(exercise): make this thread compute one element C[i][j] (the dot product of
     //   row i of A and column j of B) and store it.
     //   - Which element: the grid has one thread per element, in blocks of kBlockSide x
     //     kBlockSide threads. You choose whether the column j follows the x or the y index
-    //     of the thread. Both give the right answer; one is several times faster. The 32
-    //     threads of a warp have consecutive threadIdx.x, and memory serves a warp's load in
-    //     32-byte sectors: choose so that the warp's loads of B and its stores of C are 32
-    //     neighbouring floats of one row (the README's "coalescing" section).
+    //     of the thread. Both give the right answer; one is several times faster. A warp
+    //     is two rows of 16 threads with consecutive threadIdx.x, and memory serves a warp's
+    //     load in 32-byte sectors: choose so that each half-warp's loads of B and stores of
+    //     C are 16 neighbouring floats of one row (the README's "coalescing" section).
     //   - The last blocks overhang the matrix when n is not a multiple of kBlockSide: a
     //     thread outside the matrix must read and write nothing.
     //   - Registers are the fastest storage: keep the running sum in one and write C once.

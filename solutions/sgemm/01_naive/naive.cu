@@ -18,12 +18,14 @@ constexpr int kBlockSide = 16;  // blocks of 16 x 16 = 256 threads, as in the co
 
 // One thread computes one element C[i][j]: the dot product of row i of A and column j of B.
 // Which of i and j follows threadIdx.x does not change the result, only how the 32 threads
-// of a warp (consecutive threadIdx.x) touch memory; the README explains the choice.
+// of a warp (in blocks 16 wide, two rows of 16 consecutive threadIdx.x) touch memory; the
+// README explains the choice.
 __global__ void sgemm_naive(int n, const float* __restrict__ A, const float* __restrict__ B,
                             float* __restrict__ C) {
-    // j follows threadIdx.x: a warp reads 32 consecutive B[k][j] and writes 32 consecutive
-    // C[i][j] (coalesced: 128 bytes, every byte used), and A[i][k] is one address for the
-    // whole warp (a broadcast). With i from threadIdx.x every access would touch 32 rows.
+    // j follows threadIdx.x: each half-warp (16 consecutive threadIdx.x) reads 16 consecutive
+    // B[k][j], the same for both halves, and writes 16 consecutive C[i][j] (coalesced: every
+    // byte of each sector used); A[i][k] is one address per half-warp (a broadcast). With i
+    // from threadIdx.x, A and C would touch 16 rows per warp.
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     const int i = blockIdx.y * blockDim.y + threadIdx.y;
     if (i >= n || j >= n) return;  // the last blocks overhang when n is not a multiple of 16
