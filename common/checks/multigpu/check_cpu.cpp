@@ -325,6 +325,20 @@ TEST_CASE("multigpu: rows of the CG matrix generated alone are the generator's r
     }
 }
 
+TEST_CASE("multigpu: the 27-point grid's nonzero count is the generator's", "[cpu][multigpu]") {
+    for (auto grid : {std::vector<int>{3, 4, 5}, std::vector<int>{1, 1, 1}, std::vector<int>{2, 1, 7},
+                      std::vector<int>{24, 24, 48}}) {
+        INFO("grid " << grid[0] << "x" << grid[1] << "x" << grid[2]);
+        // In a few blocks of rows, as the GPUs generate them.
+        RowPartition part(1ll * grid[0] * grid[1] * grid[2], 3);
+        long long nonzeros = 0;
+        for (int r = 0; r < 3; ++r)
+            nonzeros += tut::mg::diffusion_27pt_rows(grid[0], grid[1], grid[2], part.begin(r), part.end(r)).row_ptr.back();
+        REQUIRE(nonzeros == tut::mg::diffusion_27pt_nonzeros(grid[0], grid[1], grid[2]));
+        REQUIRE(tut::cg::diffusion_27pt(grid[0], grid[1], grid[2]).nnz() == nonzeros);
+    }
+}
+
 TEST_CASE("multigpu: b = A x* at a block of rows is the CG track's right-hand side there", "[cpu][multigpu]") {
     // The CG track's rhs: x* = random_vector<float>(n, seed ^ 0x5eedb0b, 0, 1), b = float(A x* in double).
     const tut::cg::Csr A = tut::cg::diffusion_27pt(6, 5, 8, 3);

@@ -55,6 +55,9 @@ inline int fp32_lanes_per_sm(int major, int minor) {
 /// A100 (8.0): 156 TFLOP/s = 108 SMs x 1.41 GHz x 1024. GeForce Ampere/Ada and RTX 50 (8.6,
 /// 8.9, 12.0) run TF32 with FP32 accumulation at a quarter of that per SM: 256. Hopper (9.0):
 /// 495 TFLOP/s = 132 x 1.83 GHz x 2048, reached only through wgmma. Blackwell (10.0): 4096.
+/// The TF32 peak below uses the same clock as the FP32 peak (cudaDevAttrClockRate, 1.98 GHz
+/// on an H100 SXM: 535 TFLOP/s), so the two peaks are in the ratio of their flops per clock;
+/// NVIDIA quotes tensor rates at a lower clock, and a sustained TF32 GEMM runs lower still.
 inline int tf32_flops_per_sm_clock(int major, int minor) {
     if (major == 8) return minor == 0 ? 1024 : 256;
     if (major == 9) return 2048;

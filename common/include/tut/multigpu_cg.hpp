@@ -37,6 +37,12 @@ inline SplitMix64 splitmix_at_index(uint64_t seed, uint64_t i) {
     return SplitMix64(seed + i * 0x9E3779B97F4A7C15ull);
 }
 
+/// Nonzeros of the CG track's diffusion_27pt(nx, ny, nz): along each axis a node has the
+/// neighbours inside the grid, 3 n - 2 pairs in all, and the stencil is their product.
+inline long long diffusion_27pt_nonzeros(int nx, int ny, int nz) {
+    return (3ll * nx - 2) * (3ll * ny - 2) * (3ll * nz - 2);
+}
+
 /// Rows [begin, end) of the CG track's diffusion_27pt(nx, ny, nz, seed, decades), as CSR
 /// arrays with global column indices (row_ptr from 0), the same values bit for bit.
 struct CsrRows {
@@ -50,7 +56,7 @@ inline CsrRows diffusion_27pt_rows(int nx, int ny, int nz, long long begin, long
                                    double decades = 2.0) {
     if (nx < 1 || ny < 1 || nz < 1) throw std::invalid_argument("diffusion_27pt_rows: grid dimensions must be >= 1");
     const long long n = 1ll * nx * ny * nz;
-    const long long nnz = (3ll * nx - 2) * (3ll * ny - 2) * (3ll * nz - 2);
+    const long long nnz = diffusion_27pt_nonzeros(nx, ny, nz);
     if (n > INT_MAX || nnz > INT_MAX) throw std::invalid_argument("diffusion_27pt_rows: grid too large for 32-bit CSR indices");
     if (begin < 0 || end > n || begin > end) throw std::invalid_argument("diffusion_27pt_rows: rows out of range");
     CsrRows out;
@@ -142,10 +148,6 @@ inline std::vector<float> inverse_diagonal(const CsrRows& rows) {
     return d;
 }
 
-/// Bytes one Jacobi PCG iteration of the CG track must move at least (its floor): the
-/// matrix once and the vectors' compulsory traffic (tut::cg::floor_bytes_per_iteration).
-inline double cg_floor_bytes(long long rows, long long nnz) { return tut::cg::floor_bytes_per_iteration(rows, nnz, true); }
-
 }  // namespace tut::mg
 
 // =======================================================================================
@@ -225,6 +227,12 @@ inline std::vector<CgScalingProblem> cg_problems(int gpus, bool small) {
             {"256^3", {256, 256, 256}, {256, 256, 256}, Scaling::strong}};
 }
 
+/// Bytes one Jacobi PCG iteration of the CG track on `grid` must move at least (its floor):
+/// the matrix once and the vectors' compulsory traffic (tut::cg::floor_bytes_per_iteration).
+inline double cg_floor_bytes(const CgProblem& grid) {
+    return tut::cg::floor_bytes_per_iteration(grid.rows(), diffusion_27pt_nonzeros(grid.nx, grid.ny, grid.nz), true);
+}
+
 // ---------------------------------------------------------------------------------------
 // Timing
 // ---------------------------------------------------------------------------------------
@@ -243,26 +251,26 @@ struct CgTiming {
 inline constexpr int kCgTimedIterations = 256;
 
 /// Fills `t`, whose solve to convergence is done: the median of `repeats` solves stopped
-/// after at most kCgTimedIterations iterations, and of as many with no communication.
-/// `solver` has solve(), stop_after(iterations) and compute_only(iterations). `world`: the
-/// ranks meet before each solve; null for a rank alone (the one-GPU baseline).
+/// after at most kCgTimedIterations iterations, and of as many of those iterations with no
+/// communication, taken in turn, so that a drift of the clocks or the machine over the
+/// measurement lands in both. `solver` has solve(), stop_after(iterations) (full solves
+/// again) and compute_only(iterations). `world`: the ranks meet before each solve; null for
+/// a rank alone (the one-GPU baseline).
 template <class Solver>
 void time_per_iteration(Solver& solver, CgTiming& t, int repeats, const World* world) {
-    solver.stop_after(std::max(1, std::min(t.full.iterations, kCgTimedIterations)));
-    std::vector<double> times;
+    const int most = std::max(1, std::min(t.full.iterations, kCgTimedIterations));
+    std::vector<double> times, compute;
     for (int i = 0; i < std::max(1, repeats); ++i) {
+        solver.stop_after(most);
         if (world) barrier(*world);
         const SolveOutcome o = solver.solve();
         times.push_back(o.ms);
         t.timed_iterations = std::max(1, o.iterations);
-    }
-    t.ms = median_of(times);
-    solver.compute_only(t.timed_iterations);
-    std::vector<double> compute;
-    for (int i = 0; i < std::max(1, repeats); ++i) {
+        solver.compute_only(t.timed_iterations);
         if (world) barrier(*world);
         compute.push_back(solver.solve().ms);
     }
+    t.ms = median_of(times);
     t.compute_ms = median_of(compute);
 }
 
@@ -379,7 +387,7 @@ __global__ void residual_kernel(int rows, const float* __restrict__ b, const flo
 /// (Scalars: pq, then rr, rz_new and bb side by side, threshold, done, breakdown,
 /// iterations), its halo buffers (Halo: the plan, send_rows, send), its block size and
 /// block_add, its kernels and its communication. A lesson derives its variants from it:
-/// start_solve(), spmv(), iteration() and run_batch() are theirs to change.
+/// start_solve(), spmv(), iteration(), run_batch() and run_compute_batch() are theirs to change.
 template <class Scalars, class Halo, int kThreads, auto block_add, auto spmv_dot_kernel, auto update_kernel,
           auto direction_kernel, auto exchange_halo, auto sum_over_gpus>
 struct CgRank : CgShare {
@@ -467,34 +475,38 @@ struct CgRank : CgShare {
     virtual void run_batch(int count, const std::string& /*who*/) {
         for (int i = 0; i < count; ++i) iteration(true, true);
     }
+    /// `count` iterations with neither, for the compute-only solve: a variant that launches
+    /// its batches its own way in run_batch() launches these the same way.
+    virtual void run_compute_batch(int count, const std::string& /*who*/) {
+        for (int i = 0; i < count; ++i) iteration(false, false);
+    }
 
     /// A whole solve, iterations in batches of 8 between looks at the scalars; or, with
-    /// call.compute_only, call.fixed_iterations iterations without communication.
+    /// call.compute_only, call.fixed_iterations iterations without communication, in the same
+    /// batches with the same looks: what the two solves differ in is then the communication alone.
     SolveOutcome solve() {
         const cudaStream_t s = call.ranks.stream;
         SolveOutcome out;
         const bool communicate = !call.compute_only;
         TUT_CUDA(cudaEventRecord(start, s));
         start_solve(communicate);
-        const int batch = 8;
+        const int batch = 8, most = communicate ? call.max_iterations : call.fixed_iterations;
         const std::string who = call.variant + ", " + call.problem.label() + ", rank " + std::to_string(call.ranks.rank) +
                                 " of " + std::to_string(call.ranks.parts);
-        if (call.compute_only) {
-            progress_detail(who + ": " + std::to_string(call.fixed_iterations) + " iterations, compute only");
-            for (int i = 0; i < call.fixed_iterations; ++i) iteration(false, false);
-        } else {
-            for (int launched = 0; launched < call.max_iterations; launched += batch) {
-                run_batch(batch, who);
-                TUT_CUDA(cudaMemcpyAsync(host, scalars.get(), sizeof(Scalars), cudaMemcpyDeviceToHost, s));
-                progress_detail(who + ", iterations " + std::to_string(launched + 1) + " to " +
-                                std::to_string(launched + batch) + " on the GPU");
-                TUT_CUDA(cudaStreamSynchronize(s));
-                bool done = host->done != 0;
-                // Every rank must stop after the same batch: one that stopped alone would leave
-                // the others waiting in their next collective. A disagreement throws on every rank.
-                if (distributed(true)) done = agree_on_stop(*detail::current_world(), done, launched + batch, "CG, " + who);
-                if (done) break;
-            }
+        for (int launched = 0; launched < most; launched += batch) {
+            const int count = communicate ? batch : std::min(batch, most - launched);
+            if (communicate) run_batch(count, who);
+            else run_compute_batch(count, who);
+            TUT_CUDA(cudaMemcpyAsync(host, scalars.get(), sizeof(Scalars), cudaMemcpyDeviceToHost, s));
+            progress_detail(who + ", iterations " + std::to_string(launched + 1) + " to " +
+                            std::to_string(launched + count) + " on the GPU" + (communicate ? "" : ", compute only"));
+            TUT_CUDA(cudaStreamSynchronize(s));
+            if (!communicate) continue;  // a fixed count: agreeing on a stop is MPI communication
+            bool done = host->done != 0;
+            // Every rank must stop after the same batch: one that stopped alone would leave
+            // the others waiting in their next collective. A disagreement throws on every rank.
+            if (distributed(true)) done = agree_on_stop(*detail::current_world(), done, launched + batch, "CG, " + who);
+            if (done) break;
         }
         TUT_CUDA(cudaEventRecord(stop, s));
         TUT_CUDA(cudaMemcpyAsync(host, scalars.get(), sizeof(Scalars), cudaMemcpyDeviceToHost, s));
@@ -532,7 +544,10 @@ struct CgRank : CgShare {
     std::vector<double> gather_x() const { return CgShare::gather_x(x.get()); }
 
     /// What time_per_iteration() changes; time() restores the call.
-    void stop_after(int iterations) { call.max_iterations = iterations; }
+    void stop_after(int iterations) {
+        call.compute_only = false;
+        call.max_iterations = iterations;
+    }
     void compute_only(int iterations) {
         call.compute_only = true;
         call.fixed_iterations = iterations;
@@ -662,17 +677,19 @@ class CgBench {
             TUT_MPI(MPI_Bcast(&us1, 1, MPI_DOUBLE, 0, w_.comm));
         }
         one_gpu_us_[pb.one_gpu.label()] = us1;
-        const double bytes = cg_floor_bytes(pb.grid.rows(), 27 * pb.grid.rows()) * it;
+        const double bytes = cg_floor_bytes(pb.grid) * it;
         Record r = make_record(lesson_.name, variant, pb.name, w_.size);
         r.value = bytes / (ms * 1e-3) * 1e-9;
         r.unit = "GB/s";
         r.time_ms = ms;
-        const double one_gpu_gbs = cg_floor_bytes(pb.one_gpu.rows(), 27 * pb.one_gpu.rows()) / (us1 * 1e-6) * 1e-9;
+        // The grid's bytes in the time per iteration that perfect scaling would give (weak:
+        // the one-GPU time; strong: a w-th of it), so that % of library is the efficiency.
+        const double ideal_us = pb.scaling == Scaling::weak ? us1 : us1 / w_.size;
         r.library = fmt("the same lesson on 1 GPU, x %d", w_.size);
-        r.library_value = w_.size * one_gpu_gbs;
+        r.library_value = cg_floor_bytes(pb.grid) / (ideal_us * 1e-6) * 1e-9;
         r.peak = fmt("DRAM peak x %d", w_.size);
         r.peak_value = device_facts(w_.device).dram_peak_gbs * w_.size;
-        r.checked = true;
+        r.checked = options_.run.check();  // bench.check() judges the solve only then
         r.extra.add("problem", pb.grid.label());
         r.extra.add("rows", pb.grid.rows());
         if (lesson_.true_residual) r.extra.add("one_gpu_rows", double(pb.one_gpu.rows()));

@@ -531,7 +531,7 @@ struct CgShmem : tut::mg::CgShare {
         args.nnz = static_cast<int>(plan.nnz());
         args.me = c.ranks.rank;
         args.npes = npes;
-        args.communicate = distributed && !c.compute_only;
+        args.communicate = distributed && !c.compute_only;  // stop_after() sets these two alike
         args.stop_test = !c.compute_only;
         args.max_iterations = c.compute_only ? c.fixed_iterations : c.max_iterations;
         args.tolerance = c.tolerance;
@@ -624,9 +624,14 @@ struct CgShmem : tut::mg::CgShare {
     /// The whole x, on every rank.
     std::vector<double> gather_x() const { return CgShare::gather_x(x.get()); }
 
-    /// What time_per_iteration() changes: at most `iterations`; then exactly that many, with
-    /// no puts, no waits and no stopping test.
-    void stop_after(int iterations) { args.max_iterations = iterations; }
+    /// What time_per_iteration() changes, in turn: at most `iterations`, communicating and
+    /// testing as the constructor set it from the call; exactly that many, with no puts, no
+    /// waits and no stopping test.
+    void stop_after(int iterations) {
+        args.communicate = call.ranks.parts > 1 && !call.compute_only;
+        args.stop_test = !call.compute_only;
+        args.max_iterations = iterations;
+    }
     void compute_only(int iterations) {
         args.communicate = false;
         args.stop_test = false;
