@@ -531,8 +531,7 @@ struct CgShmem : tut::mg::CgShare {
         args.nnz = static_cast<int>(plan.nnz());
         args.me = c.ranks.rank;
         args.npes = npes;
-        args.communicate = distributed && !c.compute_only;  // stop_after() sets these two alike
-        args.stop_test = !c.compute_only;
+        communicate_and_test(!c.compute_only);
         args.max_iterations = c.compute_only ? c.fixed_iterations : c.max_iterations;
         args.tolerance = c.tolerance;
         args.row_ptr = row_ptr.get();
@@ -624,17 +623,19 @@ struct CgShmem : tut::mg::CgShare {
     /// The whole x, on every rank.
     std::vector<double> gather_x() const { return CgShare::gather_x(x.get()); }
 
-    /// What time_per_iteration() changes, in turn: at most `iterations`, communicating and
-    /// testing as the constructor set it from the call; exactly that many, with no puts, no
-    /// waits and no stopping test.
+    /// Puts, waits and the stopping test on (on one PE there is nobody to put to) or off.
+    void communicate_and_test(bool on) {
+        args.communicate = on && args.npes > 1;
+        args.stop_test = on;
+    }
+    /// What time_per_iteration() changes, in turn: at most `iterations`, as the call asks;
+    /// exactly that many, with no puts, no waits and no stopping test.
     void stop_after(int iterations) {
-        args.communicate = call.ranks.parts > 1 && !call.compute_only;
-        args.stop_test = !call.compute_only;
+        communicate_and_test(!call.compute_only);
         args.max_iterations = iterations;
     }
     void compute_only(int iterations) {
-        args.communicate = false;
-        args.stop_test = false;
+        communicate_and_test(false);
         args.max_iterations = iterations;
     }
 };

@@ -220,9 +220,12 @@ struct Gpu {
 /// Times `work` (which enqueues on the streams of `gpus`): the start event on the first
 /// GPU's stream, every other stream waits for it; after the work the first stream waits
 /// for every other, and the stop event follows. `batch` calls per repeat; the median of
-/// `repeats` (after `warmup` untimed ones), per call, in ms.
-double time_copies(const std::vector<Gpu*>& gpus, const std::function<void()>& work, int warmup, int repeats, int batch) {
+/// `repeats` (after `warmup` untimed ones), per call, in ms. `before_each`, if given, runs
+/// before every repeat, outside the events.
+double time_copies(const std::vector<Gpu*>& gpus, const std::function<void()>& work, int warmup, int repeats, int batch,
+                   const std::function<void()>& before_each = {}) {
     auto once = [&]() -> double {
+        if (before_each) before_each();
         Gpu& g0 = *gpus[0];
         TUT_CUDA(cudaSetDevice(g0.dev));
         TUT_CUDA(cudaEventRecord(g0.start, g0.stream));
@@ -376,21 +379,17 @@ void measure_latency(Problem& p, const tut::RunOptions& run, const tut::mg::Link
         tut::DeviceBuffer<unsigned> next(chain);
         TUT_CUDA(cudaSetDevice(0));
         tut::DeviceBuffer<unsigned> out(1);
-        std::vector<double> samples;
-        for (int r = -1; r < std::max(3, run.repeats / 4); ++r) {  // r = -1: warm-up, not kept
+        const auto flush_both = [&] {
             for (int d = 0; d < 2; ++d) {
                 TUT_CUDA(cudaSetDevice(d));
                 flusher[d]->flush();
                 TUT_CUDA(cudaDeviceSynchronize());
             }
-            TUT_CUDA(cudaSetDevice(0));
-            const double ms = time_copies({&p.g0}, [&] {
-                lesson::chase_kernel<<<1, 1, 0, p.g0.stream>>>(next.get(), 0, steps, out.get());
-                TUT_LAUNCH("chase_kernel");
-            }, 0, 1, 1);
-            if (r >= 0) samples.push_back(ms);
-        }
-        const double ms = tut::median_of(samples);
+        };
+        const double ms = time_copies({&p.g0}, [&] {
+            lesson::chase_kernel<<<1, 1, 0, p.g0.stream>>>(next.get(), 0, steps, out.get());
+            TUT_LAUNCH("chase_kernel");
+        }, 1, std::max(3, run.repeats / 4), 1, flush_both);
         const double ns = ms * 1e6 / steps;
         const std::string name = where == 0 ? "load latency, own DRAM" : "load latency, peer DRAM";
         tut::Record r = tut::mg::make_record("01_peers", name, std::to_string(steps), gpus);
