@@ -384,6 +384,29 @@ TEST_CASE("jor records and the bandwidth floor", "[jor]") {
     REQUIRE(default_tolerance<double>() == 1e-8);
 }
 
+TEST_CASE("jor share-file keys name all of a problem's work", "[jor]") {
+    const SolveOptions base{kAlpha, default_tolerance<float>(), 1000, StopRule::norm};
+    const std::string key = problem_key<float>(8192, base, kMatrices, kSeed);
+    REQUIRE(key.rfind("8192 float ", 0) == 0);
+    REQUIRE(key == problem_key<float>(8192, base, kMatrices, kSeed));
+    SolveOptions min_rule = base;  // a min-rule run is set beside the same problem stopped by the norm
+    min_rule.stop = StopRule::min;
+    REQUIRE(key == problem_key<float>(8192, min_rule, kMatrices, kSeed));
+    SolveOptions other = base;
+    other.alpha = 0.8;
+    REQUIRE(key != problem_key<float>(8192, other, kMatrices, kSeed));
+    other = base;
+    other.tolerance = 1e-5;
+    REQUIRE(key != problem_key<float>(8192, other, kMatrices, kSeed));
+    other = base;
+    other.max_iterations = 50;
+    REQUIRE(key != problem_key<float>(8192, other, kMatrices, kSeed));
+    REQUIRE(key != problem_key<float>(8192, base, kMatrices - 1, kSeed));
+    REQUIRE(key != problem_key<float>(8192, base, kMatrices, kSeed + 1));
+    REQUIRE(key != problem_key<double>(8192, base, kMatrices, kSeed));
+    REQUIRE(key != problem_key<float>(4096, base, kMatrices, kSeed));
+}
+
 namespace {
 template <class T>
 int scalar_iterations(const tut::jor::System<T>& sys, tut::jor::StopRule rule) {

@@ -213,8 +213,8 @@ bool run_type(const Options& o, double read_gbs) {
                 .add("check", check);
             if (n != largest) rec.extra.add("progression", false);
             if (opt.stop == StopRule::norm)
-                append_shared_time(o.share, std::string("cpu/") + cpu_variant_name(r.variant), size_text<T>(n), ms.mean,
-                                   it.mean);
+                append_shared_time(o.share, std::string("cpu/") + cpu_variant_name(r.variant),
+                                   problem_key<T>(n, opt, o.matrices, o.seed), ms.mean, it.mean);
             if (!tut::append_json_line(o.json, rec.json()))
                 throw std::runtime_error("cannot append to the JSON file '" + o.json + "'");
         }

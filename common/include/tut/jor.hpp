@@ -48,6 +48,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -488,24 +489,35 @@ inline MeanStd mean_std(const std::vector<double>& v) {
 // ---------------------------------------------------------------------------------------
 
 /// The tour passes the same `--share FILE` to every JOR program (tut/shared_times.hpp):
-/// the CPU baseline appends its mean time to solution per variant, type and size
-/// ("cpu/simd", "8192 float", ms, iterations), and the CUDA lessons read them for their
+/// the CPU baseline appends its mean time to solution per variant and problem
+/// ("cpu/simd", problem_key(), ms, iterations), and the CUDA lessons read them for their
 /// speedup and crossover columns.
 using tut::append_shared_time;
 using tut::read_shared_time;
 
-/// The CPU baseline's times for one size and type, from the shared file.
+/// A problem's name in the shared file: the size and type, and everything else that sets the
+/// work of a solve, so that a lesson run with other options than the baseline finds no time
+/// rather than one for other work: "8192 float a=0.9 tol=1e-06 max=1000 matrices=10 seed=2015".
+template <class T>
+std::string problem_key(long long n, const SolveOptions& opt, int matrices, long long seed) {
+    char tail[160];
+    std::snprintf(tail, sizeof tail, " a=%.9g tol=%.9g max=%d matrices=%d seed=%lld", opt.alpha, opt.tolerance,
+                  opt.max_iterations, matrices, seed);
+    return size_text<T>(n) + tail;
+}
+
+/// The CPU baseline's times for one problem (problem_key()), from the shared file.
 struct CpuTimes {
     double scalar_ms = std::numeric_limits<double>::quiet_NaN();
     double best_openmp_ms = std::numeric_limits<double>::quiet_NaN();  ///< the faster of simd and openmp+simd
     double best_ms = std::numeric_limits<double>::quiet_NaN();         ///< the fastest CPU version
 };
 
-inline CpuTimes read_cpu_times(const std::string& path, const std::string& size) {
+inline CpuTimes read_cpu_times(const std::string& path, const std::string& key) {
     CpuTimes c;
-    c.scalar_ms = read_shared_time(path, "cpu/scalar", size).ms;
-    const double simd = read_shared_time(path, "cpu/simd", size).ms;
-    const double threads = read_shared_time(path, "cpu/openmp+simd", size).ms;
+    c.scalar_ms = read_shared_time(path, "cpu/scalar", key).ms;
+    const double simd = read_shared_time(path, "cpu/simd", key).ms;
+    const double threads = read_shared_time(path, "cpu/openmp+simd", key).ms;
     c.best_openmp_ms = std::fmin(simd, threads);  // fmin ignores one NaN
     c.best_ms = std::fmin(c.scalar_ms, c.best_openmp_ms);
     return c;

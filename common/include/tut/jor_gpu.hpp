@@ -396,14 +396,19 @@ class Problem {
     long long crossover(const std::string& name) const {
         long long lost = -1, found = -1;  // the largest N where it loses; the smallest above it
         for (const Runs& r : runs_)
-            if (r.name == name && !(mean_std(r.ms).mean < read_cpu_times(options_.share, size_text<T>(r.n)).best_ms))
+            if (r.name == name && !(mean_std(r.ms).mean < read_cpu_times(options_.share, cpu_key(r)).best_ms))
                 lost = std::max(lost, r.n);
         for (const Runs& r : runs_)
             if (r.name == name && r.n > lost && (found < 0 || r.n < found)) found = r.n;
         return found;
     }
+    /// The baseline's times are those of the norm rule: a min-rule run (lesson 01's report
+    /// rule) is set beside the same problem stopped by the norm.
+    std::string cpu_key(const Runs& r) const {
+        return problem_key<T>(r.n, r.opt, options_.matrices, options_.run.seed);
+    }
     Result result(const Runs& r) const {
-        const CpuTimes cpu = read_cpu_times(options_.share, size_text<T>(r.n));
+        const CpuTimes cpu = read_cpu_times(options_.share, cpu_key(r));
         const MeanStd ms = mean_std(r.ms), it = mean_std(r.iterations), e2 = mean_std(r.rmse),
                       emax = mean_std(r.max_error);
         const double us_per_iter = ms.mean * 1e3 / it.mean, gemv_fraction = r.gemv_gbs / read_gbs_;
