@@ -2112,8 +2112,16 @@ def calibrate(build_dir, out_file, only, tracks, jobs, runs):
             return SKIP_EXIT
         print("calibration: no [performance] case reported anything, so no thresholds were written")
         return 0
-    perf_gates.write_thresholds(reports, gpu, str(out_file))
-    print(f"thresholds for {gpu}: {out_file}")
+    data = perf_gates.write_thresholds(reports, gpu, str(out_file))
+    written = data.get("lessons", {}) if isinstance(data, dict) else {}
+    for gate in sorted({str(r.get("gate") or r.get("lesson")) for r in reports if r.get("gate") or r.get("lesson")}):
+        e = written.get(gate) or {}
+        if e.get("threshold") is not None:
+            print(f"  {gate}: gate {_num(e['threshold'])} (solution {_num(e.get('solution'))}, previous approach "
+                  f"{_num(e.get('previous'))})")
+        else:
+            print(f"  {gate}: unscored: {e.get('reason', '')}")
+    print(f"thresholds for {gpu}: {out_file}\nConfirm them before grading with them: scripts/grade.py --confirm-gates 20")
     return 0
 
 

@@ -16,9 +16,14 @@ The rule, per gate (common/checks/thresholds/README.md says it in words):
 - spread: (max - min) / median of the runs, at least the report's spread_floor (3% for a
   kernel timed by CUDA events, 5% for a solve paced by the host), and the floor alone with
   fewer than MIN_RUNS runs;
-- previous: the median of previous_measured, else the median of the previous_from gate's
-  solution runs in the same reports (same measure and size), else the "previous" of the
-  file's existing entry (same measure and size), else unknown;
+- previous: the median of previous_measured, else the file's existing "previous" when it
+  was timed in this lesson's own case (a source of "measured:" or "bank:"), else the median
+  of the previous_from gate's solution runs in the same reports (same measure and size: a
+  stand-in), else the existing entry's "previous" (same measure and size), else unknown;
+- a gate new to this GPU without previous_measured, which every other GPU's file leaves
+  unscored with the previous approach known: unscored, with their figures as the reason (a
+  calibration times only the solutions, and the stand-in can miss what the previous
+  approach does in this lesson's own case);
 - previous known and s_min / previous - 1 < 2 x spread: unscored (the gain is too small to
   gate reliably, or absent), with the reason;
 - previous known otherwise: threshold = sqrt(s_min x previous), the geometric midpoint, at
@@ -134,11 +139,45 @@ def decide(runs, previous, spread_floor, measure):
     return round3(math.sqrt(s_min * previous)), "", "", spread
 
 
-def write_thresholds(reports, gpu_name, out_path):
+DIRECT_SOURCES = ("measured:", "bank:")  # the previous approach timed in this lesson's own case
+
+
+def reference_verdicts(gate, measure, size, gpu_name, folder=THRESHOLDS_DIR):
+    """[(gpu, entry)] of the other GPUs' files in `folder` whose entry for `gate` has this
+    measure and size: what the reference GPUs concluded about the gate."""
+    found = []
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        if not name.endswith(".json") or name == gpu_file_name(gpu_name):
+            continue
+        data = load_existing(os.path.join(folder, name))
+        entry = data["lessons"].get(gate) if data else None
+        if isinstance(entry, dict) and (entry.get("measure"), entry.get("size")) == (measure, size):
+            found.append((str(data.get("gpu") or name[:-5]), entry))
+    return found
+
+
+def unscored_everywhere_reason(verdicts, measure):
+    """The reason a new GPU's calibration leaves a gate unscored when every reference GPU
+    left it unscored with the previous approach known ("" otherwise): a calibration times
+    the solutions only, and the previous lesson's solution in its own case is a stand-in
+    that can miss what the previous approach does in this lesson's case."""
+    if not verdicts or any(e.get("threshold") is not None or finite(e.get("previous")) is None for _, e in verdicts):
+        return ""
+    seen = "; ".join("%s: the solution %s, the previous approach %s" % (
+        gpu, pct(finite(e.get("solution")) or 0.0, measure), pct(finite(e["previous"]), measure)) for gpu, e in verdicts)
+    return ("not gated: on every reference GPU the previous lesson's approach came within the run-to-run spread "
+            "of this lesson's solution or ahead of it (%s; their thresholds files say how each was measured), and "
+            "a calibration times only the solutions, so it cannot show that the idea separates here" % seen)
+
+
+def write_thresholds(reports, gpu_name, out_path, reference_dir=THRESHOLDS_DIR):
     """Writes the thresholds file of `gpu_name` to `out_path` from the [performance] reports
     (the JSON dicts of common/checks/perf_gate.hpp; several runs per lesson) by the rule of
     the module comment. Entries of gates without reports are kept from the existing file at
-    `out_path` (else from the committed file of that GPU); the rest are replaced."""
+    `out_path` (else from the committed file of that GPU); the rest are replaced. A gate new
+    to this GPU that every other GPU's file in `reference_dir` leaves unscored stays
+    unscored (unscored_everywhere_reason()) unless the reports measured the previous approach
+    beside the solution."""
     existing = load_existing(out_path) or load_existing(os.path.join(THRESHOLDS_DIR, gpu_file_name(gpu_name))) or {}
     old = existing.get("lessons", {}) if isinstance(existing, dict) else {}
     # This GPU's reports, less those measured in a way the thresholds do not describe (an L2
@@ -176,10 +215,27 @@ def write_thresholds(reports, gpu_name, out_path):
             continue
         previous, previous_source = None, ""
         measured = [v for v in (finite(r.get("previous_measured")) for r in rs) if v is not None and v > 0]
+        before = old.get(gate, {}) if isinstance(old.get(gate), dict) else {}
+        alike = (before.get("measure"), before.get("size")) == (measure, size)
+        own = sorted({r.get("source_label") for r in rs if r.get("source_label")})
+        entry_source = own[0] if len(own) == 1 else source
         if measured:
             given = sorted({r.get("previous_source") for r in rs if r.get("previous_source")})
             previous = statistics.median(measured)
             previous_source = given[0] if len(given) == 1 else "measured beside it in the same runs"
+        elif alike and finite(before.get("previous")) and str(before.get("previous_source", "")).startswith(DIRECT_SOURCES):
+            # the previous approach timed in this lesson's own case on this GPU outranks a stand-in
+            previous, previous_source = finite(before.get("previous")), before["previous_source"]
+        elif not before and unscored_everywhere_reason(
+                reference_verdicts(gate, measure, size, gpu_name, reference_dir), measure):
+            lessons[gate] = {"measure": measure, "size": size, "solution": round3(statistics.median(runs)),
+                             "solution_min": round3(min(runs)), "runs": len(runs), "previous": None,
+                             "previous_source": "", "threshold": None, "source": entry_source,
+                             "reason": unscored_everywhere_reason(
+                                 reference_verdicts(gate, measure, size, gpu_name, reference_dir), measure)}
+            if lesson != gate:
+                lessons[gate]["lesson"] = lesson
+            continue
         else:
             origin = next((r.get("previous_from") for r in rs if r.get("previous_from")), "")
             if origin:
@@ -188,13 +244,9 @@ def write_thresholds(reports, gpu_name, out_path):
                 theirs = [v for v in theirs if v is not None and v > 0]
                 if theirs:
                     previous, previous_source = statistics.median(theirs), "%s's solution in the same runs" % origin
-            if previous is None:
-                before = old.get(gate, {})
-                if (before.get("measure"), before.get("size")) == (measure, size) and finite(before.get("previous")):
-                    previous = finite(before.get("previous"))
-                    previous_source = before.get("previous_source") or "the earlier thresholds"
-        own = sorted({r.get("source_label") for r in rs if r.get("source_label")})
-        entry_source = own[0] if len(own) == 1 else source
+            if previous is None and alike and finite(before.get("previous")):
+                previous = finite(before.get("previous"))
+                previous_source = before.get("previous_source") or "the earlier thresholds"
         floors = [v for v in (finite(r.get("spread_floor")) for r in rs) if v is not None and v > 0]
         floor = max(floors) if floors else DEFAULT_SPREAD
         threshold, reason, note, spread = decide(runs, previous, floor, measure)

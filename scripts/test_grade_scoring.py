@@ -855,8 +855,11 @@ class Calibrate(unittest.TestCase):
     def test_reports_go_to_perf_gates(self):
         got = {}
         fake = types.ModuleType("perf_gates")
-        fake.write_thresholds = lambda reports, gpu_name, out_path: got.update(reports=reports, gpu=gpu_name,
-                                                                                 out=out_path)
+        def write_thresholds(reports, gpu_name, out_path):
+            got.update(reports=reports, gpu=gpu_name, out=out_path)
+            return {"lessons": {str(reports[0].get("gate") or reports[0].get("lesson")): {
+                "threshold": None, "reason": "too close to gate reliably"}}}
+        fake.write_thresholds = write_thresholds
         spec = {"performance": [{"name": "fast", "ok": False}], "exercise": [{"name": "never run"}]}
         with tempfile.TemporaryDirectory() as d:
             d = Path(d)
@@ -887,6 +890,8 @@ class Calibrate(unittest.TestCase):
         self.assertEqual(got["gpu"], "NVIDIA H100 80GB HBM3")
         self.assertTrue(got["out"].endswith("common/checks/thresholds/NVIDIA_H100_80GB_HBM3.json"))
         self.assertIn("fast: ratios 0.8 0.8 0.8", out.getvalue())
+        self.assertIn("unscored: too close to gate reliably", out.getvalue())  # each gate's outcome, then the next step
+        self.assertIn("--confirm-gates 20", out.getvalue())
         self.assertIn("perf_gates.py", str(ctx.exception))
 
     def test_without_a_gpu_it_skips(self):

@@ -63,6 +63,15 @@ class WriteThresholds(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
         self.out = os.path.join(self.tmp.name, "thresholds", "Test_GPU_80GB.json")
+        self.refs = os.path.join(self.tmp.name, "references")  # other GPUs' files; none unless a test writes them
+        os.makedirs(self.refs)
+
+    def write(self, reports, out=None):
+        return perf_gates.write_thresholds(reports, GPU, out or self.out, reference_dir=self.refs)
+
+    def reference(self, gpu, lessons):
+        with open(os.path.join(self.refs, perf_gates.gpu_file_name(gpu)), "w") as f:
+            json.dump({"gpu": gpu, "lessons": lessons}, f)
 
     def tearDown(self):
         self.tmp.cleanup()
@@ -78,7 +87,7 @@ class WriteThresholds(unittest.TestCase):
             reports.append(report("cg/10_one_round", 1.59, measure="x the grid-barrier variant's speed per iteration",
                                   size="default problem", previous_measured=1.0, spread_floor=0.05))
         reports.append(dict(report("sgemm/11_double_buffering", 0.1), gpu="Another GPU"))  # not this GPU's
-        data = perf_gates.write_thresholds(reports, GPU, self.out)
+        data = self.write(reports)
         with open(self.out) as f:
             self.assertEqual(json.load(f), data)
         self.assertEqual(perf_gates.check_file(self.out), [])
@@ -100,18 +109,67 @@ class WriteThresholds(unittest.TestCase):
         self.assertLess(keys.index("sgemm/14_tuning"), keys.index("cg/10_one_round"))
 
     def test_gates_without_reports_are_kept_and_the_previous_approach_is_remembered(self):
-        perf_gates.write_thresholds([report("sgemm/06_granularity", 0.225, previous_measured=0.16),
-                                     report("sgemm/07_volkov_ilp", 0.44, previous_measured=0.18)], GPU, self.out)
-        data = perf_gates.write_thresholds([report("sgemm/07_volkov_ilp", 0.45)], GPU, self.out)
+        self.write([report("sgemm/06_granularity", 0.225, previous_measured=0.16),
+                    report("sgemm/07_volkov_ilp", 0.44, previous_measured=0.18)])
+        data = self.write([report("sgemm/07_volkov_ilp", 0.45)])
         self.assertIn("sgemm/06_granularity", data["lessons"])
         self.assertAlmostEqual(data["lessons"]["sgemm/07_volkov_ilp"]["previous"], 0.18)
         self.assertAlmostEqual(data["lessons"]["sgemm/07_volkov_ilp"]["solution"], 0.45)
 
     def test_a_gate_whose_runs_gave_no_ratio_is_unscored(self):
-        data = perf_gates.write_thresholds([report("cg/08_persistent", None)], GPU, self.out)
+        data = self.write([report("cg/08_persistent", None)])
         entry = data["lessons"]["cg/08_persistent"]
         self.assertIsNone(entry["threshold"])
         self.assertIn("no run", entry["reason"])
+
+    def unscored_06(self, previous=0.72, source="measured: lesson 6's kernel with the loop kept"):
+        return {"measure": "% of cudaMemcpy D2D bandwidth", "size": "n = 2^26 floats", "solution": 0.72,
+                "previous": previous, "previous_source": source, "threshold": None, "source": "tour",
+                "reason": "the previous lesson's approach is as fast"}
+
+    def reports_05_06(self):
+        red = dict(measure="% of cudaMemcpy D2D bandwidth", size="n = 2^26 floats")
+        return ([report("reduction/05_unroll_last_warp", 0.668, **red) for _ in range(5)] +
+                [report("reduction/06_complete_unroll", 0.723, previous_from="reduction/05_unroll_last_warp", **red)
+                 for _ in range(5)])
+
+    def test_a_gate_every_reference_gpu_leaves_unscored_stays_unscored_on_a_new_gpu(self):
+        # Lesson 05's solution in its own case (0.668) stands in for the previous approach, but
+        # in lesson 06's own case that approach is as fast as the solution on both references.
+        self.reference("GPU A", {"reduction/06_complete_unroll": self.unscored_06()})
+        self.reference("GPU B", {"reduction/06_complete_unroll": self.unscored_06(0.54)})
+        entry = self.write(self.reports_05_06())["lessons"]["reduction/06_complete_unroll"]
+        self.assertIsNone(entry["threshold"])
+        self.assertIn("GPU A", entry["reason"])
+        self.assertIn("GPU B", entry["reason"])
+        self.assertEqual(entry["runs"], 5)
+        self.assertEqual(perf_gates.check_file(self.out), [])
+
+    def test_a_reference_that_gates_it_or_a_previous_approach_measured_beside_decides_by_the_rule(self):
+        self.reference("GPU A", {"reduction/06_complete_unroll": self.unscored_06()})
+        self.reference("GPU B", {"reduction/06_complete_unroll": dict(self.unscored_06(0.6), threshold=0.66)})
+        entry = self.write(self.reports_05_06())["lessons"]["reduction/06_complete_unroll"]
+        self.assertAlmostEqual(entry["previous"], 0.668)
+        self.assertIsNotNone(entry["threshold"])
+        os.remove(os.path.join(self.refs, perf_gates.gpu_file_name("GPU B")))
+        os.remove(self.out)
+        beside = [dict(r, previous_measured=0.5) for r in self.reports_05_06()]
+        entry = self.write(beside)["lessons"]["reduction/06_complete_unroll"]
+        self.assertAlmostEqual(entry["previous"], 0.5)
+        self.assertIsNotNone(entry["threshold"])
+
+    def test_the_previous_approach_timed_in_the_lessons_own_case_outranks_a_stand_in(self):
+        os.makedirs(os.path.dirname(self.out))
+        with open(self.out, "w") as f:
+            json.dump({"gpu": GPU, "lessons": {"reduction/06_complete_unroll": self.unscored_06()}}, f)
+        entry = self.write(self.reports_05_06())["lessons"]["reduction/06_complete_unroll"]
+        self.assertAlmostEqual(entry["previous"], 0.72)
+        self.assertTrue(entry["previous_source"].startswith("measured:"))
+        self.assertIsNone(entry["threshold"])
+        with open(self.out, "w") as f:  # an earlier value from a tour record gives way to the same runs' stand-in
+            json.dump({"gpu": GPU, "lessons": {"reduction/06_complete_unroll": self.unscored_06(0.72, "tour: x")}}, f)
+        entry = self.write(self.reports_05_06())["lessons"]["reduction/06_complete_unroll"]
+        self.assertAlmostEqual(entry["previous"], 0.668)
 
     def test_the_checker_finds_a_threshold_outside_its_bounds(self):
         os.makedirs(os.path.dirname(self.out))
