@@ -402,9 +402,7 @@ class Problem {
             if (r.name == name && r.n > lost && (found < 0 || r.n < found)) found = r.n;
         return found;
     }
-    /// The baseline's times are those of the norm rule: a min-rule run (lesson 01's report
-    /// rule) is set beside the same problem stopped by the norm.
-    std::string cpu_key(const Runs& r) const {
+    std::string cpu_key(const Runs& r) const {  // norm-rule times: a min-rule run is set beside the same problem's
         return problem_key<T>(r.n, r.opt, options_.matrices, options_.run.seed);
     }
     Result result(const Runs& r) const {
