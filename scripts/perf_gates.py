@@ -16,10 +16,11 @@ The rule, per gate (common/checks/thresholds/README.md says it in words):
 - spread: (max - min) / median of the runs, at least the report's spread_floor (3% for a
   kernel timed by CUDA events, 5% for a solve paced by the host), and the floor alone with
   fewer than MIN_RUNS runs;
-- previous: the median of previous_measured, else the file's existing "previous" when it
-  was timed in this lesson's own case (a source of "measured:" or "bank:"), else the median
-  of the previous_from gate's solution runs in the same reports (same measure and size: a
-  stand-in), else the existing entry's "previous" (same measure and size), else unknown;
+- previous: the median of previous_measured, else the larger of the median of the
+  previous_from gate's solution runs in the same reports (same measure and size: a
+  stand-in) and the file's existing "previous" when it was timed in this lesson's own case
+  (a source of "measured:" or "bank:"), since the gate must fail both, else the existing
+  entry's "previous" (same measure and size), else unknown;
 - a gate new to this GPU without previous_measured, which every other GPU's file leaves
   unscored with the previous approach known: unscored, with their figures as the reason (a
   calibration times only the solutions, and the stand-in can miss what the previous
@@ -219,32 +220,37 @@ def write_thresholds(reports, gpu_name, out_path, reference_dir=THRESHOLDS_DIR):
         alike = (before.get("measure"), before.get("size")) == (measure, size)
         own = sorted({r.get("source_label") for r in rs if r.get("source_label")})
         entry_source = own[0] if len(own) == 1 else source
+        carried = "" if measured or before else unscored_everywhere_reason(
+            reference_verdicts(gate, measure, size, gpu_name, reference_dir), measure)
         if measured:
             given = sorted({r.get("previous_source") for r in rs if r.get("previous_source")})
             previous = statistics.median(measured)
             previous_source = given[0] if len(given) == 1 else "measured beside it in the same runs"
-        elif alike and finite(before.get("previous")) and str(before.get("previous_source", "")).startswith(DIRECT_SOURCES):
-            # the previous approach timed in this lesson's own case on this GPU outranks a stand-in
-            previous, previous_source = finite(before.get("previous")), before["previous_source"]
-        elif not before and unscored_everywhere_reason(
-                reference_verdicts(gate, measure, size, gpu_name, reference_dir), measure):
+        elif carried:
             lessons[gate] = {"measure": measure, "size": size, "solution": round3(statistics.median(runs)),
                              "solution_min": round3(min(runs)), "runs": len(runs), "previous": None,
-                             "previous_source": "", "threshold": None, "source": entry_source,
-                             "reason": unscored_everywhere_reason(
-                                 reference_verdicts(gate, measure, size, gpu_name, reference_dir), measure)}
+                             "previous_source": "", "threshold": None, "source": entry_source, "reason": carried}
             if lesson != gate:
                 lessons[gate]["lesson"] = lesson
             continue
         else:
+            # The previous approach has two renditions: the previous lesson's solution in its own
+            # case (a stand-in, in the same runs) and, from an earlier file of this GPU, one timed
+            # in this lesson's own case; the gate must fail both, so the faster counts.
+            candidates = []
             origin = next((r.get("previous_from") for r in rs if r.get("previous_from")), "")
             if origin:
                 theirs = [finite(r.get("ratio")) for r in by_gate.get(origin, [])
                           if (r.get("measure", ""), r.get("size", "")) == (measure, size)]
                 theirs = [v for v in theirs if v is not None and v > 0]
                 if theirs:
-                    previous, previous_source = statistics.median(theirs), "%s's solution in the same runs" % origin
-            if previous is None and alike and finite(before.get("previous")):
+                    candidates.append((statistics.median(theirs), "%s's solution in the same runs" % origin))
+            if alike and finite(before.get("previous")) and str(before.get("previous_source", "")).startswith(
+                    DIRECT_SOURCES):
+                candidates.append((finite(before.get("previous")), before["previous_source"]))
+            if candidates:
+                previous, previous_source = max(candidates)
+            elif alike and finite(before.get("previous")):
                 previous = finite(before.get("previous"))
                 previous_source = before.get("previous_source") or "the earlier thresholds"
         floors = [v for v in (finite(r.get("spread_floor")) for r in rs) if v is not None and v > 0]
