@@ -44,11 +44,11 @@
 #pragma once
 
 #include "check.hpp"  // tut::Unsupported
+#include "report.hpp"  // tut::fmt
 #include "shared_times.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -500,10 +500,8 @@ using tut::read_shared_time;
 /// rather than one for other work: "8192 float a=0.9 tol=1e-06 max=1000 matrices=10 seed=2015".
 template <class T>
 std::string problem_key(long long n, const SolveOptions& opt, int matrices, long long seed) {
-    char tail[160];
-    std::snprintf(tail, sizeof tail, " a=%.9g tol=%.9g max=%d matrices=%d seed=%lld", opt.alpha, opt.tolerance,
-                  opt.max_iterations, matrices, seed);
-    return size_text<T>(n) + tail;
+    return size_text<T>(n) + fmt(" a=%.9g tol=%.9g max=%d matrices=%d seed=%lld", opt.alpha, opt.tolerance,
+                                 opt.max_iterations, matrices, seed);
 }
 
 /// The CPU baseline's times for one problem (problem_key()), from the shared file.
