@@ -218,22 +218,13 @@ def write_thresholds(reports, gpu_name, out_path, reference_dir=THRESHOLDS_DIR):
         measured = [v for v in (finite(r.get("previous_measured")) for r in rs) if v is not None and v > 0]
         before = old.get(gate, {}) if isinstance(old.get(gate), dict) else {}
         alike = (before.get("measure"), before.get("size")) == (measure, size)
-        own = sorted({r.get("source_label") for r in rs if r.get("source_label")})
-        entry_source = own[0] if len(own) == 1 else source
         carried = "" if measured or before else unscored_everywhere_reason(
             reference_verdicts(gate, measure, size, gpu_name, reference_dir), measure)
         if measured:
             given = sorted({r.get("previous_source") for r in rs if r.get("previous_source")})
             previous = statistics.median(measured)
             previous_source = given[0] if len(given) == 1 else "measured beside it in the same runs"
-        elif carried:
-            lessons[gate] = {"measure": measure, "size": size, "solution": round3(statistics.median(runs)),
-                             "solution_min": round3(min(runs)), "runs": len(runs), "previous": None,
-                             "previous_source": "", "threshold": None, "source": entry_source, "reason": carried}
-            if lesson != gate:
-                lessons[gate]["lesson"] = lesson
-            continue
-        else:
+        elif not carried:
             # The previous approach has two renditions: the previous lesson's solution in its own
             # case (a stand-in, in the same runs) and, from an earlier file of this GPU, one timed
             # in this lesson's own case; the gate must fail both, so the faster counts.
@@ -253,9 +244,13 @@ def write_thresholds(reports, gpu_name, out_path, reference_dir=THRESHOLDS_DIR):
             elif alike and finite(before.get("previous")):
                 previous = finite(before.get("previous"))
                 previous_source = before.get("previous_source") or "the earlier thresholds"
+        own = sorted({r.get("source_label") for r in rs if r.get("source_label")})
+        entry_source = own[0] if len(own) == 1 else source
         floors = [v for v in (finite(r.get("spread_floor")) for r in rs) if v is not None and v > 0]
         floor = max(floors) if floors else DEFAULT_SPREAD
         threshold, reason, note, spread = decide(runs, previous, floor, measure)
+        if carried:
+            threshold, reason, note = None, carried, ""
         entry = {"measure": measure, "size": size,
                  "solution": round3(statistics.median(runs)), "solution_min": round3(min(runs)), "runs": len(runs),
                  "spread": round3(spread),
