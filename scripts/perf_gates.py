@@ -748,8 +748,11 @@ def confirm_entry(e, row, date, previous_row=None):
         out["threshold"] = round3(math.sqrt(min(S) * max(P)))
         out["note"] = ("the geometric midpoint of the slowest of %d solution runs (%s) and the fastest of %d runs of "
                        "the previous approach (%s)" % (len(S), pct(min(S), measure), len(P), pct(max(P), measure)))
-        was = "%s" % pct(t, measure) if t is not None else "none"
-        out["note"] += "; the threshold before, %s, did not hold in every run with half the floor to spare" % was
+        if t is None:
+            out["note"] += "; the gate was unscored before"
+        else:
+            out["note"] += ("; the threshold before, %s, did not hold in every run with half the floor to spare"
+                            % pct(t, measure))
     elif max(P) >= min(S):
         out["threshold"] = None
         out["reason"] = ("in %s on this GPU the previous lesson's approach ran as fast as the solution "

@@ -312,7 +312,7 @@ class Confirmation(unittest.TestCase):
     def test_an_unscored_gate_gets_a_threshold_when_its_runs_separate(self):
         out = perf_gates.confirm_entry(self.entry(threshold=None), self.row([0.8] * 20, [0.6] * 20), "2026-02-02")
         self.assertAlmostEqual(out["threshold"], round(math.sqrt(0.8 * 0.6), 3), places=3)
-        self.assertIn("the threshold before, none,", out["note"])
+        self.assertIn("the gate was unscored before", out["note"])
 
     def test_confirmations_of_one_gpu_merge_lesson_by_lesson(self):
         a = {"gpu": "G", "date": "2026-02-01", "lessons": [self.row([0.8] * 3, [0.6] * 3, file="old.diff"),
