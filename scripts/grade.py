@@ -101,6 +101,11 @@ lesson | threshold | solution passed | its ratios | submission failed | its rati
 submission run failed. A gate unscored here runs too when --only names it: its ratios are
 recorded, nothing is judged, and scripts/perf_gates.py --from-confirmation may then find
 the gap a threshold needs.
+
+Merging confirmations (--merge-confirmations JSON...). Several --confirm-gates runs of one
+GPU as one table: per lesson the runs of every file together (scripts/perf_gates.py
+merge_confirmations), each run judged again against the thresholds file as it is now, into
+--out/gate-confirmation.md (and .json). Exit 1 on the same problems as --confirm-gates.
 """
 import argparse
 import concurrent.futures
@@ -2343,6 +2348,46 @@ def confirm_gates(build_dir, out, only, tracks, jobs, count, bank_dir=WRONG_BANK
     return 1 if problems else 0
 
 
+def merge_gate_confirmations(paths, out):
+    """--merge-confirmations: the confirmations in `paths` (one GPU) as one, each run judged
+    against that GPU's thresholds file as it is now (a threshold may have been set again
+    between the runs); writes out/gate-confirmation.md and .json. Exit 1 on a problem."""
+    merged = import_perf_gates().merge_confirmations([json.loads(Path(p).read_text()) for p in paths])
+    gpu = merged["gpu"]
+    thresholds = THRESHOLDS_DIR / gpu_file_name(gpu)
+    entries = json.loads(thresholds.read_text()).get("lessons", {}) if thresholds.exists() else {}
+    problems = []
+    for row in merged["lessons"]:
+        name = row["lesson"]
+        t = entries.get(name, {}).get("threshold")
+        sol, sub = row.get("solution_ratios", []), row.get("submission_ratios", [])
+        earlier = row.get("previous_lesson_ratios") or []
+        row.update(threshold=t, runs=len(sol), previous_lesson_runs=len(earlier),
+                   other=[o for o in row.get("other", []) if o not in ("pass", "fail")])
+        if t is None:
+            continue  # unscored now: the ratios are the evidence
+        row.update(solution_passed=sum(x >= t for x in sol), submission_failed=sum(x < t for x in sub),
+                   previous_lesson_passed=sum(x >= t for x in earlier))
+        if row["solution_passed"] < len(sol):
+            problems.append(f"{name}: the solution passed its gate in {row['solution_passed']} of {len(sol)} run(s)")
+        if row["submission_failed"] < len(sub):
+            problems.append(f"{name}: {row.get('submission')} failed the gate in {row['submission_failed']} of "
+                            f"{len(sub)} run(s)")
+        if row["previous_lesson_passed"]:
+            problems.append(f"{name}: {row.get('previous_lesson')}'s solution, measured alike, reached this gate in "
+                            f"{row['previous_lesson_passed']} of {len(earlier)} run(s)")
+    merged["runs"] = min((r["runs"] for r in merged["lessons"]), default=0)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "gate-confirmation.json").write_text(json.dumps(merged, indent=1) + "\n")
+    table = gate_confirmation_table(merged["lessons"], gpu)
+    (out / "gate-confirmation.md").write_text(table)
+    print(table)
+    for p in problems:
+        print("GATE NOT CONFIRMED:", p)
+    print(f"merge-confirmations: {len(paths)} file(s), {len(merged['lessons'])} gate(s), {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
 def positive_int(text):
     try:
         v = int(text)
@@ -2391,7 +2436,17 @@ def main(argv=None):
                     help="run each gated lesson's [performance] cases RUNS times with the solution and RUNS times "
                          "with the bank's submission its gate must catch; exit 1 unless every solution run passes "
                          "and every submission run fails (an unscored gate named by --only runs too, for its ratios)")
+    ap.add_argument("--merge-confirmations", nargs="+", metavar="JSON",
+                    help="merge --confirm-gates runs of one GPU (their gate-confirmation.json files) into one "
+                         "table, each run judged against the thresholds file as it is now")
     args = ap.parse_args(argv)
+    if args.merge_confirmations:
+        missing = [p for p in args.merge_confirmations if not Path(p).is_file()]
+        if missing:
+            ap.error(f"--merge-confirmations: no such file: {', '.join(missing)}")
+        if not args.out:
+            ap.error("--merge-confirmations needs --out (the folder for gate-confirmation.md and .json)")
+        return merge_gate_confirmations(args.merge_confirmations, Path(args.out))
     tracks = [t for t in re.split(r"[,;\s]+", args.tracks or "") if t]
     for name in args.only:
         if not re.fullmatch(r"[\w.-]+/[\w.-]+", name):

@@ -970,6 +970,38 @@ class ConfirmGates(unittest.TestCase):
         self.assertEqual(problems, [])
         self.assertEqual(rows[0]["other"], ["skipped"])
 
+    def test_merged_confirmations_judge_every_run_against_todays_threshold(self):
+        def conf(date, threshold, sol, sub, earlier=()):
+            return {"gpu": "Test GPU", "date": date, "runs": len(sol), "lessons": [
+                {"lesson": "t/05_b", "measure": "% of x", "size": "N = 1", "threshold": threshold,
+                 "runs": len(sol), "solution_passed": len(sol), "solution_ratios": list(sol),
+                 "submission": "previous_lesson.diff", "submission_failed": len(sub), "submission_ratios": list(sub),
+                 "other": [], "previous_lesson": "t/04_a" if earlier else None, "previous_lesson_passed": 0,
+                 "previous_lesson_runs": len(earlier), "previous_lesson_ratios": list(earlier)}]}
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            (d / "thresholds").mkdir()
+            (d / "thresholds" / "Test_GPU.json").write_text(json.dumps(
+                {"gpu": "Test GPU", "lessons": {"t/05_b": {"measure": "% of x", "size": "N = 1", "threshold": 0.6}}}))
+            # the older runs were judged against 0.5: one submission run and one earlier solution run reach 0.6
+            (d / "a.json").write_text(json.dumps(conf("2026-01-01T00:00Z", 0.5, [0.9, 0.8], [0.55, 0.62], [0.58])))
+            (d / "b.json").write_text(json.dumps(conf("2026-01-02T00:00Z", 0.6, [0.85], [0.4], [0.61])))
+            saved = grade.THRESHOLDS_DIR
+            grade.THRESHOLDS_DIR = d / "thresholds"
+            try:
+                with contextlib.redirect_stdout(io.StringIO()) as printed:
+                    rc = grade.merge_gate_confirmations([d / "a.json", d / "b.json"], d / "out")
+            finally:
+                grade.THRESHOLDS_DIR = saved
+            self.assertEqual(rc, 1)
+            merged = json.loads((d / "out" / "gate-confirmation.json").read_text())
+            row = merged["lessons"][0]
+            self.assertEqual((row["runs"], row["threshold"]), (3, 0.6))
+            self.assertEqual((row["solution_passed"], row["submission_failed"], row["previous_lesson_passed"]), (3, 2, 1))
+            self.assertIn("t/05_b: previous_lesson.diff failed the gate in 2 of 3 run(s)", printed.getvalue())
+            self.assertIn("t/04_a's solution, measured alike, reached this gate in 1 of 2 run(s)", printed.getvalue())
+            self.assertIn("| t/05_b | % of x, N = 1 | 0.600 | 3/3 |", (d / "out" / "gate-confirmation.md").read_text())
+
     def test_the_gate_must_catch_the_previous_approach_first(self):
         with tempfile.TemporaryDirectory() as d:
             folder = Path(d) / "t" / "01_x"
@@ -996,7 +1028,8 @@ class Options(unittest.TestCase):
     def test_option_combinations_that_make_no_sense_exit_2(self):
         for argv in (["--wrong-only", "sgemm/05"], ["--no-wrong-bank"], ["--write-check-times"],
                      ["--calibrate", "--self-test"], ["--self-test", "--wrong-only", "sgemm"],
-                     ["--calibrate-runs", "0"], ["--confirm-gates", "0"], ["--confirm-gates", "2", "--calibrate"]):
+                     ["--calibrate-runs", "0"], ["--confirm-gates", "0"], ["--confirm-gates", "2", "--calibrate"],
+                     ["--merge-confirmations", "/nonexistent.json", "--out", "/tmp"]):
             with contextlib.redirect_stderr(io.StringIO()):
                 with self.assertRaises(SystemExit) as ctx:
                     grade.main(argv)
