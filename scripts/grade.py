@@ -105,7 +105,9 @@ the gap a threshold needs.
 Merging confirmations (--merge-confirmations JSON...). Several --confirm-gates runs of one
 GPU as one table: per lesson the runs of every file together (scripts/perf_gates.py
 merge_confirmations), each run judged again against the thresholds file as it is now, into
---out/gate-confirmation.md (and .json). Exit 1 on the same problems as --confirm-gates.
+--out/gate-confirmation-merged.md. Exit 1 on the same problems as --confirm-gates. The table
+is for reading: keep the JSON files apart, since scripts/perf_gates.py --from-confirmation
+needs each one's date (the runs that set a threshold cannot confirm it).
 """
 import argparse
 import concurrent.futures
@@ -2349,9 +2351,9 @@ def confirm_gates(build_dir, out, only, tracks, jobs, count, bank_dir=WRONG_BANK
 
 
 def merge_gate_confirmations(paths, out):
-    """--merge-confirmations: the confirmations in `paths` (one GPU) as one, each run judged
-    against that GPU's thresholds file as it is now (a threshold may have been set again
-    between the runs); writes out/gate-confirmation.md and .json. Exit 1 on a problem."""
+    """--merge-confirmations: the confirmations in `paths` (one GPU) as one table, each run
+    judged against that GPU's thresholds file as it is now (a threshold may have been set
+    again between the runs); writes out/gate-confirmation-merged.md. Exit 1 on a problem."""
     merged = import_perf_gates().merge_confirmations([json.loads(Path(p).read_text()) for p in paths])
     gpu = merged["gpu"]
     thresholds = THRESHOLDS_DIR / gpu_file_name(gpu)
@@ -2376,11 +2378,9 @@ def merge_gate_confirmations(paths, out):
         if row["previous_lesson_passed"]:
             problems.append(f"{name}: {row.get('previous_lesson')}'s solution, measured alike, reached this gate in "
                             f"{row['previous_lesson_passed']} of {len(earlier)} run(s)")
-    merged["runs"] = min((r["runs"] for r in merged["lessons"]), default=0)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "gate-confirmation.json").write_text(json.dumps(merged, indent=1) + "\n")
     table = gate_confirmation_table(merged["lessons"], gpu)
-    (out / "gate-confirmation.md").write_text(table)
+    (out / "gate-confirmation-merged.md").write_text(table)
     print(table)
     for p in problems:
         print("GATE NOT CONFIRMED:", p)
@@ -2437,8 +2437,9 @@ def main(argv=None):
                          "with the bank's submission its gate must catch; exit 1 unless every solution run passes "
                          "and every submission run fails (an unscored gate named by --only runs too, for its ratios)")
     ap.add_argument("--merge-confirmations", nargs="+", metavar="JSON",
-                    help="merge --confirm-gates runs of one GPU (their gate-confirmation.json files) into one "
-                         "table, each run judged against the thresholds file as it is now")
+                    help="show --confirm-gates runs of one GPU (their gate-confirmation.json files) as one "
+                         "table, each run judged against the thresholds file as it is now (--out/"
+                         "gate-confirmation-merged.md)")
     args = ap.parse_args(argv)
     if args.merge_confirmations:
         missing = [p for p in args.merge_confirmations if not Path(p).is_file()]

@@ -692,11 +692,14 @@ def runs_text(solution_runs, previous_runs):
     return "%d runs of the solution and %d of the previous approach" % (solution_runs, previous_runs)
 
 
-def confirm_entry(e, row, date, previous_row=None):
+def confirm_entry(e, row, date, previous_row=None, fresh=None):
     """The thresholds entry `e` after the confirmation row `row` (scripts/grade.py
-    --confirm-gates: the ratios of the solution's runs and of the bank submission's):
-    - every solution run passed and every submission run failed, each by at least half the
-      spread floor: the threshold stands, with the evidence under "confirmed";
+    --confirm-gates: the ratios of the solution's runs and of the bank submission's).
+    `fresh`, (row, previous_row), holds only the runs newer than the confirmation that set
+    `e`'s threshold (None: every run is newer): the runs a threshold was placed between pass
+    it by construction, so only later runs may confirm it.
+    - every fresh solution run passed and every fresh submission run failed, each by at least
+      half the spread floor: the threshold stands, with their evidence under "confirmed";
     - else, with the previous lesson's approach as the submission, or the previous lesson's
       solution measured alike: the ranges of the runs decide. When the slowest solution run
       is at least 2 x the spread floor above the fastest run of the previous approach, the
@@ -714,16 +717,26 @@ def confirm_entry(e, row, date, previous_row=None):
         return None
     if e.get("source") == "confirmation %s" % date:
         return None  # set from these very runs: they cannot confirm it
-    evidence = {"date": date, "runs": min(len(S), len(P)), "solution_min": round3(min(S)),
-                "solution_max": round3(max(S)), "submission": row.get("submission"),
-                "submission_min": round3(min(P)), "submission_max": round3(max(P))}
-    if earlier:
-        evidence.update({"previous_lesson": earlier_name, "previous_lesson_max": round3(max(earlier))})
+    if fresh is None:
+        fS, fP, f_earlier = S, P, earlier
+    else:
+        f_row, f_previous = fresh
+        fS = [v for v in (finite(x) for x in (f_row or {}).get("solution_ratios", [])) if v is not None and v > 0]
+        fP = [v for v in (finite(x) for x in (f_row or {}).get("submission_ratios", [])) if v is not None and v > 0]
+        f_runs = ((f_previous or {}).get("solution_ratios") or (f_row or {}).get("previous_lesson_ratios") or [])
+        f_earlier = [v for v in (finite(x) for x in f_runs) if v is not None and v > 0]
+        if len(fS) < MIN_CONFIRM_RUNS or len(fP) < MIN_CONFIRM_RUNS:
+            return None  # too few runs since the threshold was set to confirm or move it
+    evidence = {"date": date, "runs": min(len(fS), len(fP)), "solution_min": round3(min(fS)),
+                "solution_max": round3(max(fS)), "submission": row.get("submission"),
+                "submission_min": round3(min(fP)), "submission_max": round3(max(fP))}
+    if f_earlier:
+        evidence.update({"previous_lesson": earlier_name, "previous_lesson_max": round3(max(f_earlier))})
     # the spread floor of the measure: as recorded, else the spread of a single run (the floor)
     floor = finite(e.get("spread_floor")) or (finite(e.get("spread")) if e.get("runs", 1) < MIN_RUNS else None)
     floor = floor or DEFAULT_SPREAD
     # held, with half the floor to spare on each side: the next runs should hold too
-    if t is not None and min(S) >= t * (1 + floor / 2) and max(P + earlier) <= t * (1 - floor / 2):
+    if t is not None and min(fS) >= t * (1 + floor / 2) and max(fP + f_earlier) <= t * (1 - floor / 2):
         out = dict(e)
         out["confirmed"] = evidence
         return out
@@ -771,8 +784,8 @@ def confirm_entry(e, row, date, previous_row=None):
 
 def merge_confirmations(confs):
     """Several confirmations of one GPU (the JSONs of scripts/grade.py --confirm-gates) as one:
-    per lesson, the runs of every file concatenated, the submission's only where it is the same
-    bank file as in the newest run of that lesson; each row dated by its newest runs, the whole
+    per lesson, the runs of every file concatenated (those of the newest measure and size only),
+    the submission's only where it is the same bank file as in the newest run of that lesson; each row dated by its newest runs, the whole
     by the newest file."""
     gpus = sorted({c["gpu"] for c in confs})
     if len(gpus) != 1:
@@ -783,6 +796,8 @@ def merge_confirmations(confs):
         for row in c.get("lessons", []):
             row = dict(row, date=row.get("date") or c.get("date"))  # a row is as new as its newest runs
             have = merged.get(row["lesson"])
+            if have is not None and (have.get("measure"), have.get("size")) != (row.get("measure"), row.get("size")):
+                have = None  # the gate measures something else now: its older runs do not count
             if have is not None:  # new lists: the files' own rows stay as they were
                 row["solution_ratios"] = have.get("solution_ratios", []) + row.get("solution_ratios", [])
                 row["previous_lesson_ratios"] = (have.get("previous_lesson_ratios") or []) + (
@@ -792,6 +807,20 @@ def merge_confirmations(confs):
                     row["submission_ratios"] = have.get("submission_ratios", []) + row.get("submission_ratios", [])
             merged[row["lesson"]] = row
     return {"gpu": gpus[0], "date": confs[-1].get("date"), "lessons": list(merged.values())}
+
+
+def fresh_runs(e, gate, confs):
+    """(row, previous lesson's row) of `gate` from the confirmations in `confs` newer than
+    the one that set `e`'s threshold; None when a tour set it (every run is newer)."""
+    set_by = re.fullmatch(r"confirmation (\S+)", str(e.get("source", "")))
+    if not set_by:
+        return None
+    newer = [c for c in confs if str(c.get("date") or "") > set_by.group(1)]
+    if not newer:
+        return ({}, None)
+    merged = merge_confirmations(newer)
+    row = next((r for r in merged["lessons"] if r["lesson"] == gate), None)
+    return (row or {}, previous_lesson_row(row, merged["lessons"]) if row else None)
 
 
 def apply_confirmation(confirmation_paths, out_path=None):
@@ -819,7 +848,8 @@ def apply_confirmation(confirmation_paths, out_path=None):
             what[gate] = "no such gate in %s" % os.path.basename(out_path)
             continue
         new = confirm_entry(data["lessons"][gate], row, row.get("date") or date,
-                            previous_lesson_row(row, conf.get("lessons", [])))
+                            previous_lesson_row(row, conf.get("lessons", [])),
+                            fresh_runs(data["lessons"][gate], gate, confs))
         if new is None:
             what[gate] = ("unchanged (too few runs, a submission that is not the previous lesson's approach, or "
                           "a threshold set from these runs)")

@@ -334,6 +334,44 @@ class Confirmation(unittest.TestCase):
         with self.assertRaises(ValueError):
             perf_gates.merge_confirmations([a, dict(b, gpu="H")])
 
+    def test_a_gate_that_changed_its_measure_drops_its_older_runs(self):
+        a = {"gpu": "G", "date": "2026-02-01", "lessons": [dict(self.row([0.02] * 3, [0.5] * 3), measure="% of x")]}
+        b = {"gpu": "G", "date": "2026-02-02T08:00Z", "lessons": [self.row([0.8] * 2, [0.6] * 2)]}
+        row = perf_gates.merge_confirmations([a, b])["lessons"][0]
+        self.assertEqual((row["solution_ratios"], row["submission_ratios"]), ([0.8] * 2, [0.6] * 2))
+
+    def test_only_runs_newer_than_the_threshold_can_confirm_it(self):
+        with tempfile.TemporaryDirectory() as d:
+            thresholds = os.path.join(d, "G.json")
+            paths = [os.path.join(d, n) for n in ("a.json", "b.json", "c.json")]
+
+            def write(path, date, solution, submission):
+                with open(path, "w") as f:
+                    json.dump({"gpu": "G", "date": date, "lessons": [self.row(solution, submission)]}, f)
+
+            def entry():
+                with open(thresholds) as f:
+                    return json.load(f)["lessons"]["sgemm/05_shared_tiling"]
+
+            with open(thresholds, "w") as f:
+                json.dump({"gpu": "G", "source": "tour 2026-01-01",
+                           "lessons": {"sgemm/05_shared_tiling": self.entry(threshold=0.9)}}, f)
+            # 20 runs that move the threshold to their midpoint, sqrt(0.8 x 0.6)
+            write(paths[0], "2026-02-01T08:00Z", [0.8] * 20, [0.6] * 20)
+            perf_gates.apply_confirmation(paths[:1], thresholds)
+            self.assertEqual(entry()["source"], "confirmation 2026-02-01T08:00Z")
+            # 9 later runs held: with the 20 that set it they would be 29, but only the 9 count
+            write(paths[1], "2026-02-02T08:00Z", [0.8] * 9, [0.6] * 9)
+            what = perf_gates.apply_confirmation(paths[:2], thresholds)
+            self.assertTrue(what["sgemm/05_shared_tiling"].startswith("unchanged"))
+            self.assertNotIn("confirmed", entry())
+            # 11 more: 20 later runs confirm it, the evidence theirs alone
+            write(paths[2], "2026-02-03T08:00Z", [0.75] * 11, [0.62] * 11)
+            what = perf_gates.apply_confirmation(paths, thresholds)
+            self.assertEqual(what["sgemm/05_shared_tiling"], "confirmed")
+            self.assertEqual((entry()["confirmed"]["runs"], entry()["confirmed"]["solution_min"]), (20, 0.75))
+            self.assertEqual(entry()["confirmed"]["submission_max"], 0.62)
+
     def test_applied_twice_from_the_same_runs_it_changes_nothing_more(self):
         with tempfile.TemporaryDirectory() as d:
             thresholds = os.path.join(d, "G.json")
