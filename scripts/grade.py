@@ -2225,17 +2225,27 @@ def gate_confirmation_rows(runs, gates, submissions, count, entries=None):
             continue  # cannot run here (more GPUs, another architecture): said in the row
         if threshold is None:
             continue  # unscored here: the runs' ratios are the evidence, there is nothing to hold
-        if passed < count:
-            problems.append(f"{name}: the solution passed its gate in {passed} of {count} run(s)")
-        if path is None:
-            problems.append(f"{name}: the bank has no submission its gate must catch (kind previous-lesson, or "
-                            "caught by [performance])")
-        elif failed < count:
-            problems.append(f"{name}: {path.name} failed the gate in {failed} of {count} run(s)")
-        if earlier_passed:
-            problems.append(f"{name}: {earlier}'s solution, measured alike, reached this gate in {earlier_passed} of "
-                            f"{len(earlier_ratios)} run(s)")
+        problems += gate_problems(row, count, count if path else None)
     return rows, problems
+
+
+def gate_problems(row, solution_runs, submission_runs):
+    """What a confirmation row of a scored gate shows wrong: solution runs that did not pass,
+    submission runs that did not fail (None: the bank has no submission for the gate), and runs
+    of the previous lesson's solution, measured alike, that reached the gate."""
+    name, problems = row["lesson"], []
+    if row["solution_passed"] < solution_runs:
+        problems.append(f"{name}: the solution passed its gate in {row['solution_passed']} of {solution_runs} run(s)")
+    if submission_runs is None:
+        problems.append(f"{name}: the bank has no submission its gate must catch (kind previous-lesson, or "
+                        "caught by [performance])")
+    elif row["submission_failed"] < submission_runs:
+        problems.append(f"{name}: {row['submission']} failed the gate in {row['submission_failed']} of "
+                        f"{submission_runs} run(s)")
+    if row.get("previous_lesson_passed"):
+        problems.append(f"{name}: {row['previous_lesson']}'s solution, measured alike, reached this gate in "
+                        f"{row['previous_lesson_passed']} of {row['previous_lesson_runs']} run(s)")
+    return problems
 
 
 def gate_confirmation_table(rows, gpu):
@@ -2370,14 +2380,7 @@ def merge_gate_confirmations(paths, out):
             continue  # unscored now: the ratios are the evidence
         row.update(solution_passed=sum(x >= t for x in sol), submission_failed=sum(x < t for x in sub),
                    previous_lesson_passed=sum(x >= t for x in earlier))
-        if row["solution_passed"] < len(sol):
-            problems.append(f"{name}: the solution passed its gate in {row['solution_passed']} of {len(sol)} run(s)")
-        if row["submission_failed"] < len(sub):
-            problems.append(f"{name}: {row.get('submission')} failed the gate in {row['submission_failed']} of "
-                            f"{len(sub)} run(s)")
-        if row["previous_lesson_passed"]:
-            problems.append(f"{name}: {row.get('previous_lesson')}'s solution, measured alike, reached this gate in "
-                            f"{row['previous_lesson_passed']} of {len(earlier)} run(s)")
+        problems += gate_problems(row, len(sol), len(sub))
     out.mkdir(parents=True, exist_ok=True)
     table = gate_confirmation_table(merged["lessons"], gpu)
     (out / "gate-confirmation-merged.md").write_text(table)
@@ -2446,7 +2449,7 @@ def main(argv=None):
         if missing:
             ap.error(f"--merge-confirmations: no such file: {', '.join(missing)}")
         if not args.out:
-            ap.error("--merge-confirmations needs --out (the folder for gate-confirmation.md and .json)")
+            ap.error("--merge-confirmations needs --out (the folder for gate-confirmation-merged.md)")
         return merge_gate_confirmations(args.merge_confirmations, Path(args.out))
     tracks = [t for t in re.split(r"[,;\s]+", args.tracks or "") if t]
     for name in args.only:

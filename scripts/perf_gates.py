@@ -692,6 +692,17 @@ def runs_text(solution_runs, previous_runs):
     return "%d runs of the solution and %d of the previous approach" % (solution_runs, previous_runs)
 
 
+def run_ratios(row, previous_row=None):
+    """(solution, submission, previous lesson's solution) ratios of a confirmation row, the
+    finite positive ones; the last from `previous_row` (that lesson's own row) when given."""
+    def positive(values):
+        return [v for v in (finite(x) for x in values) if v is not None and v > 0]
+    row = row or {}
+    # the previous lesson's own solution, measured alike, is the previous approach too
+    earlier = (previous_row or {}).get("solution_ratios") or row.get("previous_lesson_ratios") or []
+    return positive(row.get("solution_ratios", [])), positive(row.get("submission_ratios", [])), positive(earlier)
+
+
 def confirm_entry(e, row, date, previous_row=None, fresh=None):
     """The thresholds entry `e` after the confirmation row `row` (scripts/grade.py
     --confirm-gates: the ratios of the solution's runs and of the bank submission's).
@@ -705,11 +716,7 @@ def confirm_entry(e, row, date, previous_row=None, fresh=None):
       is at least 2 x the spread floor above the fastest run of the previous approach, the
       threshold is their geometric midpoint; otherwise the gate is unscored, with the reason;
     - else (too few runs, or a submission of another kind): unchanged, None."""
-    S = [v for v in (finite(x) for x in row.get("solution_ratios", [])) if v is not None and v > 0]
-    P = [v for v in (finite(x) for x in row.get("submission_ratios", [])) if v is not None and v > 0]
-    # the previous lesson's own solution, measured alike, is the previous approach too
-    earlier_runs = ((previous_row or {}).get("solution_ratios") or row.get("previous_lesson_ratios") or [])
-    earlier = [v for v in (finite(x) for x in earlier_runs) if v is not None and v > 0]
+    S, P, earlier = run_ratios(row, previous_row)
     earlier_name = (previous_row or {}).get("lesson") or row.get("previous_lesson")
     t = finite(e.get("threshold"))
     measure = str(e.get("measure", ""))
@@ -717,16 +724,9 @@ def confirm_entry(e, row, date, previous_row=None, fresh=None):
         return None
     if e.get("source") == "confirmation %s" % date:
         return None  # set from these very runs: they cannot confirm it
-    if fresh is None:
-        fS, fP, f_earlier = S, P, earlier
-    else:
-        f_row, f_previous = fresh
-        fS = [v for v in (finite(x) for x in (f_row or {}).get("solution_ratios", [])) if v is not None and v > 0]
-        fP = [v for v in (finite(x) for x in (f_row or {}).get("submission_ratios", [])) if v is not None and v > 0]
-        f_runs = ((f_previous or {}).get("solution_ratios") or (f_row or {}).get("previous_lesson_ratios") or [])
-        f_earlier = [v for v in (finite(x) for x in f_runs) if v is not None and v > 0]
-        if len(fS) < MIN_CONFIRM_RUNS or len(fP) < MIN_CONFIRM_RUNS:
-            return None  # too few runs since the threshold was set to confirm or move it
+    fS, fP, f_earlier = (S, P, earlier) if fresh is None else run_ratios(*fresh)
+    if len(fS) < MIN_CONFIRM_RUNS or len(fP) < MIN_CONFIRM_RUNS:
+        return None  # too few runs since the threshold was set to confirm or move it
     evidence = {"date": date, "runs": min(len(fS), len(fP)), "solution_min": round3(min(fS)),
                 "solution_max": round3(max(fS)), "submission": row.get("submission"),
                 "submission_min": round3(min(fP)), "submission_max": round3(max(fP))}
@@ -785,8 +785,8 @@ def confirm_entry(e, row, date, previous_row=None, fresh=None):
 def merge_confirmations(confs):
     """Several confirmations of one GPU (the JSONs of scripts/grade.py --confirm-gates) as one:
     per lesson, the runs of every file concatenated (those of the newest measure and size only),
-    the submission's only where it is the same bank file as in the newest run of that lesson; each row dated by its newest runs, the whole
-    by the newest file."""
+    the submission's only where it is the same bank file as in the newest run of that lesson;
+    each row dated by its newest runs, the whole by the newest file."""
     gpus = sorted({c["gpu"] for c in confs})
     if len(gpus) != 1:
         raise ValueError("confirmations of different GPUs cannot be merged: %s" % ", ".join(gpus))
